@@ -121,7 +121,7 @@ func (b *builder) applyDefaultBackendAnnotation() {
 		if ing := b.ingressOf(v.vh.FallbackSource); ing != nil && ing == v.settingsFrom {
 			if def := chosen[ing]; def != nil && v.vh.Fallback != nil && withoutEndpoints(v.vh.Fallback) && def.b.Servable() {
 				b.rewordUnavailable(ing, defaultBackendField, def.b.ID)
-				v.vh.Fallback = def.b
+				v.vh.Fallback, v.vh.FallbackPortName = def.b, 0
 				def.used = true
 				def.claims = append(def.claims, ing)
 				substituted = true
@@ -134,7 +134,7 @@ func (b *builder) applyDefaultBackendAnnotation() {
 				continue
 			}
 			b.rewordUnavailable(ing, r.Source.Field, def.b.ID)
-			r.Backend = def.b
+			r.Backend, r.PortName = def.b, 0
 			def.used = true
 			def.claims = append(def.claims, ing)
 			substituted = true

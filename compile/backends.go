@@ -3,6 +3,7 @@ package compile
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -73,6 +74,25 @@ func servicePort(p networkingv1.ServiceBackendPort) string {
 		return strconv.Itoa(int(p.Number))
 	}
 	return p.Name
+}
+
+// portName is how a declaration that resolved to be wrote its port, as
+// a match PortName: 0 for a number, else the name's place in
+// be.PortNames, which it joins. ingress-nginx's upstream names and
+// $service_port spell the port so (controller/util.go upstreamName).
+func portName(be *match.Backend, p networkingv1.ServiceBackendPort) uint8 {
+	if p.Number != 0 || p.Name == "" {
+		return 0
+	}
+	i := slices.Index(be.PortNames, p.Name)
+	if i < 0 {
+		if len(be.PortNames) == math.MaxUint8 {
+			return 0 // more names than a Service has ports: the number
+		}
+		be.PortNames = append(be.PortNames, p.Name)
+		i = len(be.PortNames) - 1
+	}
+	return uint8(i + 1)
 }
 
 // useBackend resolves a declaration's Service port (SPEC §8), warns on the

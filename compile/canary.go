@@ -630,6 +630,7 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 	}
 	c.Backend = canary
 	c.Source = ing.source(field)
+	c.PortName = portName(canary, svc.Port)
 	c.WeightTotal = match.CanaryTotal(total)
 	c.Sticky = ing.ann.trafficR().affinity.canaryBehavior != legacyCanary
 	primary.Traffic.Canary = &c

@@ -50,6 +50,7 @@ func (b *builder) buildDefaultBackends() {
 		if v.creator != nil && v.creator.defaultBackendOK {
 			v.vh.Fallback = ingressDefault(v.creator)
 			v.vh.FallbackSource = v.creator.source(defaultBackendField)
+			v.vh.FallbackPortName = portName(v.vh.Fallback, v.creator.obj.Spec.DefaultBackend.Service.Port)
 		} else {
 			b.globalFallback(v)
 		}
@@ -73,6 +74,7 @@ func (b *builder) buildDefaultBackends() {
 	if winner != nil {
 		b.catchAll.vh.Fallback = ingressDefault(winner)
 		b.catchAll.vh.FallbackSource = winner.source(defaultBackendField)
+		b.catchAll.vh.FallbackPortName = portName(b.catchAll.vh.Fallback, winner.obj.Spec.DefaultBackend.Service.Port)
 		b.catchAll.settingsFrom = winner
 		b.warnRootOverCatchAllDefault(winner)
 	} else {
@@ -133,6 +135,7 @@ func (b *builder) globalFallback(v *vhost) {
 	b.global.backend.used = true
 	v.vh.Fallback = b.global.backend.b
 	v.vh.FallbackSource = match.Source{Field: GlobalDefaultBackendField}
+	v.vh.FallbackPortName = 0
 }
 
 // resolveGlobal resolves the global default backend into b.global, and

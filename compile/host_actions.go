@@ -78,7 +78,7 @@ func (b *builder) appRoot(v *vhost) {
 	type candidate struct {
 		ing   *ingress
 		path  string
-		order int
+		order int32
 	}
 	var cands []candidate
 	root := false

@@ -213,7 +213,7 @@ func (b *builder) buildHTTPRoutes() {
 	}
 	routes := slices.Clone(b.snap.HTTPRoutes)
 	slices.SortStableFunc(routes, compareHTTPRoutes)
-	order := 0
+	var order int32
 	for _, v := range b.vhostOrder {
 		for _, r := range v.vh.Routes {
 			order = max(order, r.Order)
@@ -691,7 +691,7 @@ func conditions(m HTTPRouteMatch) *match.Conditions {
 // declareHTTPRouteMatch validates one match and adds its route to v unless
 // an earlier declaration of the same key wins; it returns the route added,
 // nil for none.
-func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) *match.Route {
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int32, seen map[condKey]*match.Route) *match.Route {
 	key, re, c, ok := b.matchKey(hr, m)
 	if !ok {
 		return nil

@@ -22,6 +22,7 @@ var routeFieldsLeftZero = map[string]string{
 	"When":             "an HTTPRoute's method, header and query matches; no Ingress sets them",
 	"Split":            "an HTTPRoute's weighted backendRefs; an Ingress's canary split lives on its backend",
 	"CaseSensitive":    "an HTTPRoute's RegularExpression; an Ingress's patterns fold case",
+	"PortName":         "set for a Service port given by name; the path here gives the number",
 }
 
 // routeFieldsWithoutFallback are the match.Route fields outside its
@@ -39,6 +40,7 @@ var routeFieldsWithoutFallback = map[string]string{
 	"When":                  "a route's conditions pass a request on; the fallback takes what no route took",
 	"Split":                 "an HTTPRoute's; the fallback has one backend",
 	"CaseSensitive":         "a Regex route's; a fallback matches no path",
+	"PortName":              "VirtualHost.FallbackPortName",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress

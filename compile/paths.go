@@ -70,7 +70,7 @@ type regexResult struct {
 // then rule and path order (SPEC §4, §7). Route.Order counts declarations
 // in that order.
 func (b *builder) buildRoutes() {
-	order := 0
+	var order int32
 	for _, ing := range b.ingresses {
 		for i := range ing.obj.Spec.Rules {
 			rule := &ing.obj.Spec.Rules[i]
@@ -136,7 +136,7 @@ func (b *builder) warnPrefixTakesOver() {
 
 // declarePath validates one path and, unless it is rejected or loses a
 // conflict, adds its route to v. Each problem warns on its own field.
-func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkingv1.HTTPIngressPath, order int) {
+func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkingv1.HTTPIngressPath, order int32) {
 	typ, key, re, pathOK := b.routePath(ing, field, p)
 	backendOK := b.checkBackendShape(ing, field, ".backend", &p.Backend)
 	if !pathOK || !backendOK {
@@ -207,6 +207,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			}
 		}
 		r.Backend = backend
+		r.PortName = portName(backend, p.Backend.Service.Port)
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 		r.UsePortInRedirects = ing.ann.usePortInRedirects

@@ -202,7 +202,7 @@ func TestPrecedence(t *testing.T) {
 		require.Equal(t, want, served(tab, "shop.example.com", path), path)
 	}
 	// Route.Order follows declaration order.
-	orders := map[string]int{}
+	orders := map[string]int32{}
 	for _, r := range tab.VirtualHostByName("shop.example.com").Routes {
 		orders[r.Source.Field] = r.Order
 	}

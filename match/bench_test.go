@@ -81,7 +81,7 @@ func newBenchFixture(tb testing.TB, routes int) *benchFixture {
 		backends = append(backends, be)
 		vh := &VirtualHost{Name: name}
 		for j, br := range benchRoutes {
-			r := &Route{Type: br.typ, Path: br.key(), Backend: be, Order: j}
+			r := &Route{Type: br.typ, Path: br.key(), Backend: be, Order: int32(j)}
 			vh.Routes = append(vh.Routes, r)
 			fx.patternOf[r] = name + br.pattern
 		}
@@ -208,7 +208,7 @@ func BenchmarkNewTable(b *testing.B) {
 				for i := range n / len(benchRoutes) {
 					vh := &VirtualHost{Name: benchHost(i)}
 					for j, br := range benchRoutes {
-						vh.Routes = append(vh.Routes, &Route{Type: br.typ, Path: br.key(), Order: j})
+						vh.Routes = append(vh.Routes, &Route{Type: br.typ, Path: br.key(), Order: int32(j)})
 					}
 					hosts = append(hosts, vh)
 				}

@@ -30,8 +30,10 @@ type Traffic struct {
 type Canary struct {
 	// Backend is the canary's backend.
 	Backend *Backend
-	// Source is the canary Ingress's declaration that attached it.
-	Source Source
+	// Source is the canary Ingress's declaration that attached it, and
+	// PortName how it wrote the Service port (Route.PortName).
+	Source   Source
+	PortName uint8
 	// Header is the canonical request header name (canary-by-header), ""
 	// for none. Its value is compared case-sensitively, as nginx does.
 	Header string
@@ -129,7 +131,7 @@ func trafficText(be *Backend) string {
 	if c := t.Canary; c != nil {
 		b.WriteString("  canary ")
 		if c.Backend != nil {
-			b.WriteString(c.Backend.ID)
+			b.WriteString(c.Backend.ID + portText(c.Backend, c.PortName))
 		} else {
 			b.WriteString("none")
 		}

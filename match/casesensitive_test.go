@@ -52,7 +52,7 @@ func TestLookupCaseSensitiveRoute(t *testing.T) {
 				{Type: Regex, Path: "/ing/[a-z]+", Backend: be, Order: 2},
 			}
 			for i := range n {
-				routes = append(routes, &Route{Type: Regex, Path: fmt.Sprintf("/other%d/.*", i), Backend: be, Order: 3 + i})
+				routes = append(routes, &Route{Type: Regex, Path: fmt.Sprintf("/other%d/.*", i), Backend: be, Order: 3 + int32(i)})
 			}
 			tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "a.example", Routes: routes}}, Backends: []*Backend{be}})
 			for path, want := range map[string]string{

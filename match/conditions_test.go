@@ -15,7 +15,7 @@ import (
 )
 
 func condRoute(typ PathType, path string, order int, when *Conditions) *Route {
-	r := &Route{Type: typ, Path: path, Order: order, When: when,
+	r := &Route{Type: typ, Path: path, Order: int32(order), When: when,
 		Backend: &Backend{ID: fmt.Sprintf("ns/b%d:80", order), Endpoints: []string{"10.0.0.1:80"}}}
 	if typ == Regex {
 		re, err := CompileRegex(path, 0)
@@ -85,11 +85,11 @@ func TestLookupRequestConditions(t *testing.T) {
 		}
 		res := tab.LookupRequest(host, c.path, q)
 		require.NotNil(t, res.Route, "%s %s?%s", c.method, c.path, c.query)
-		assert.Equal(t, c.want, res.Route.Order, "%s %s?%s %v", c.method, c.path, c.query, c.h)
+		assert.Equal(t, c.want, int(res.Route.Order), "%s %s?%s %v", c.method, c.path, c.query, c.h)
 	}
 	// Lookup meets no condition.
-	assert.Equal(t, 2, tab.Lookup("h.test", "/foo").Route.Order)
-	assert.Equal(t, 11, tab.Lookup("r.test", "/r/1").Route.Order)
+	assert.Equal(t, 2, int(tab.Lookup("h.test", "/foo").Route.Order))
+	assert.Equal(t, 11, int(tab.Lookup("r.test", "/r/1").Route.Order))
 }
 
 // Two routes of one key with the same conditions are one route; with
@@ -172,7 +172,7 @@ func BenchmarkLookupConditions(b *testing.B) {
 func TestCondFixtureMatchesSome(t *testing.T) {
 	_, qs, _, _, want := condFixture(t)
 	require.Len(t, qs, 4096)
-	orders := map[int]bool{}
+	orders := map[int32]bool{}
 	for _, r := range want {
 		orders[r.Order] = true
 	}
@@ -390,7 +390,7 @@ func TestConditionOnHostHeader(t *testing.T) {
 		q := &Request{Method: "GET", Header: map[string][]string{}, Host: c.host}
 		res := tab.LookupRequest("h.test", c.path, q)
 		require.NotNil(t, res.Route, "%s Host %s", c.path, c.host)
-		assert.Equal(t, c.want, res.Route.Order, "%s Host %s", c.path, c.host)
+		assert.Equal(t, c.want, int(res.Route.Order), "%s Host %s", c.path, c.host)
 		if res.Route.When != nil {
 			cond, err := NewConditions(*res.Route.When)
 			require.NoError(t, err)

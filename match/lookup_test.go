@@ -17,18 +17,18 @@ func backend(name string) *Backend {
 }
 
 func exact(path string, b *Backend, order int) *Route {
-	return &Route{Type: Exact, Path: path, Backend: b, Order: order, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
+	return &Route{Type: Exact, Path: path, Backend: b, Order: int32(order), Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 func prefix(path string, b *Backend, order int) *Route {
-	return &Route{Type: Prefix, Path: path, Backend: b, Order: order, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
+	return &Route{Type: Prefix, Path: path, Backend: b, Order: int32(order), Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 func regex(t testing.TB, pattern string, b *Backend, order int) *Route {
 	t.Helper()
 	re, err := CompileRegex(pattern, 0)
 	require.NoError(t, err)
-	return &Route{Type: Regex, Path: pattern, Backend: b, Order: order, Regexp: re, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
+	return &Route{Type: Regex, Path: pattern, Backend: b, Order: int32(order), Regexp: re, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 // lookupTable covers every rule of SPEC §3–§5 in one table.
@@ -219,7 +219,7 @@ func TestNewTable(t *testing.T) {
 		Type    PathType
 		Path    string
 		Backend string
-		Order   int
+		Order   int32
 	}
 	var got []kept
 	for _, r := range tab.VirtualHostByName("z.example.com").Routes {
@@ -300,7 +300,7 @@ func TestCompareRoutes(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("order (-want +got):\n%s", diff)
 		}
-		require.Equal(t, 1, tab.VirtualHostByName("h").Routes[8].Order)
+		require.Equal(t, int32(1), tab.VirtualHostByName("h").Routes[8].Order)
 	}
 }
 

@@ -16,7 +16,7 @@ func manyRegexTable(tb testing.TB, n int) *Table {
 		pattern := fmt.Sprintf("/svc%d/v[0-9]+/items/([a-z0-9-]+)", i)
 		re, err := CompileRegex(pattern, 0)
 		require.NoError(tb, err)
-		routes = append(routes, &Route{Type: Regex, Path: pattern, Regexp: re, Order: i,
+		routes = append(routes, &Route{Type: Regex, Path: pattern, Regexp: re, Order: int32(i),
 			Backend: &Backend{ID: fmt.Sprintf("prod/svc%d:80", i)}})
 	}
 	return mustNew(tb, Spec{VirtualHosts: []*VirtualHost{{Name: "api.test", Routes: routes}}})
@@ -58,7 +58,7 @@ func TestRegexIndexAgrees(t *testing.T) {
 	for i, p := range patterns {
 		re, err := CompileRegex(p, 0)
 		require.NoError(t, err, p)
-		routes = append(routes, &Route{Type: Regex, Path: p, Regexp: re, Order: i})
+		routes = append(routes, &Route{Type: Regex, Path: p, Regexp: re, Order: int32(i)})
 	}
 	require.GreaterOrEqual(t, len(routes), regexIndexMin)
 	idx := newRegexIndex(routes)

@@ -23,6 +23,7 @@ var unencoded = map[string]string{
 	"Route.OrderPath":      "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
 	"Route.Regexp":         "is compiled from Path, which the digest carries",
 	"VirtualHost.Creator":  "names the Ingress that created the host, for records and metrics",
+	"Backend.PortNames":    "spells the port for the declarations that name it by index; error-page-sources digests the spelling where an answer carries it",
 	"VirtualHost.regex":    "is the Regex routes in order, derived from Routes by New",
 	"VirtualHost.regexIdx": "indexes regex for lookups, derived from Routes by New",
 }
@@ -345,6 +346,14 @@ var sectionChanges = []struct {
 	}},
 	{section: "error-page-sources", field: "VirtualHost.FallbackSource", change: "Ingress renamed", mutate: func(s Spec) {
 		specHost(s, shop).FallbackSource = Source{Namespace: "prod", Name: "shop-v2"}
+	}},
+	{section: "error-page-sources", field: "Route.PortName", change: "port by name", mutate: func(s Spec) {
+		r := specRoute(s, "/re/[a-z]+")
+		r.Backend.PortNames, r.PortName = []string{"http"}, 1
+	}},
+	{section: "error-page-sources", field: "VirtualHost.FallbackPortName", change: "port by name", mutate: func(s Spec) {
+		vh := specHost(s, shop)
+		vh.Fallback.PortNames, vh.FallbackPortName = []string{"http"}, 1
 	}},
 	{section: "auth", field: "VirtualHost.FallbackLocation.Auth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Auth = nil }},
 

@@ -10,6 +10,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"iter"
+	"strconv"
+	"strings"
 
 	"ramjet.dev/ramjet/balance"
 )
@@ -131,6 +133,32 @@ type Backend struct {
 	// Traffic is the backend's canary and session affinity (SPEC §9,
 	// §10); nil for neither.
 	Traffic *Traffic
+	// PortNames are the port names Ingresses wrote for this Service port
+	// (backend.service.port.name), in the order compiling met them; a
+	// declaration names its spelling by index (a PortName field, see
+	// WrittenPort). ingress-nginx names an upstream and $service_port by
+	// the port as written: "prod-web-http", not "prod-web-80". Like a
+	// Source it changes no answer, so the digest leaves it out.
+	PortNames []string
+}
+
+// WrittenPort is the Service port as a declaration referring to b by
+// name (a PortName field: 0 for the number, else 1 + an index into
+// PortNames) wrote it: the name, else the number, else, for a port that
+// did not resolve, the ID's port as written.
+func (b *Backend) WrittenPort(name uint8) string {
+	switch {
+	case b == nil:
+		return ""
+	case name > 0 && int(name) <= len(b.PortNames):
+		return b.PortNames[name-1]
+	case b.Port != 0:
+		return strconv.Itoa(int(b.Port))
+	}
+	if i := strings.LastIndexByte(b.ID, ':'); i >= 0 {
+		return b.ID[i+1:]
+	}
+	return ""
 }
 
 // Servable reports whether a request for this backend can be proxied.
@@ -252,7 +280,11 @@ type Route struct {
 	Source  Source
 	// Order is the declaration's rank in Ingress order, then rule index,
 	// then path index (SPEC §7): the last tie-breaker of controller order.
-	Order int
+	// An int32, so that PortName shares its word.
+	Order int32
+	// PortName is how the path wrote its Service port: 0 by number, n by
+	// Backend.PortNames[n-1] (Backend.WrittenPort).
+	PortName uint8
 	// OrderPath, for a Regex route, is the path that places it in
 	// controller order when that is not Path: the path as declared, for a
 	// route a host in ingress-nginx's regex mode made of a declared path
@@ -309,6 +341,9 @@ type VirtualHost struct {
 	// spec.defaultBackend, or Source{Field: "--default-backend"} for the
 	// global one.
 	FallbackSource Source
+	// FallbackPortName is how FallbackSource wrote the fallback's Service
+	// port (Route.PortName).
+	FallbackPortName uint8
 	// Creator is the Ingress that created the host (Namespace and Name):
 	// ingress-nginx's default location of the host is that Ingress's,
 	// whichever backend serves it, and requests there are logged and

@@ -51,6 +51,8 @@ import (
 // supplies its settings (SPEC §6).
 // A backend's policy is written only when it is not round_robin:
 // "least_conn", or "hash <upstream-hash-by expression>".
+// A backend ID is followed by " port <name>" where the declaration wrote
+// the Service port by name.
 // Routes are listed in precedence order. A path or pattern that is empty or
 // holds spaces, quotes, control or non-ASCII bytes is written Go-quoted. A
 // source with no Ingress (the global default backend) is written as its
@@ -86,7 +88,7 @@ func (t *Table) writeText(b *strings.Builder) {
 		if vh.Fallback == nil {
 			b.WriteString("  fallback none (404)")
 		} else {
-			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
+			b.WriteString("  fallback " + vh.Fallback.ID + portText(vh.Fallback, vh.FallbackPortName) + sourceText(vh.FallbackSource))
 		}
 		for _, f := range st.fallbackSuffix {
 			f(b, vh)
@@ -117,7 +119,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			}
 			backend := "none"
 			if r.Backend != nil {
-				backend = r.Backend.ID
+				backend = r.Backend.ID + portText(r.Backend, r.PortName)
 			}
 			b.WriteString(" -> " + backend + sourceText(r.Source))
 			for _, f := range st.routeSuffix {
@@ -176,6 +178,16 @@ func quoteText(s string, rootPrefix bool) string {
 		}
 	}
 	return s
+}
+
+// portText is " port <name>" for a declaration that wrote its Service
+// port by name (a PortName field), "" for one that wrote the number or
+// whose port did not resolve (the backend ID spells it then).
+func portText(be *Backend, name uint8) string {
+	if name == 0 || be == nil || be.Port == 0 || int(name) > len(be.PortNames) {
+		return ""
+	}
+	return " port " + be.PortNames[name-1]
 }
 
 func sourceText(s Source) string {

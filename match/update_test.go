@@ -75,7 +75,7 @@ func (m *updateModel) build(t testing.TB, hostNames, backendIDs []string, all ma
 			vh.Actions = &HostActions{Aliases: []string{hm.alias}}
 		}
 		for i, rm := range hm.routes {
-			r := &Route{Type: rm.typ, Path: rm.path, Backend: ref(rm.backend), Order: i}
+			r := &Route{Type: rm.typ, Path: rm.path, Backend: ref(rm.backend), Order: int32(i)}
 			if rm.typ == Regex {
 				re, err := CompileRegex(rm.path, 0)
 				require.NoError(t, err)

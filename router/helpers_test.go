@@ -70,7 +70,7 @@ func httpBackend(id string, endpoints ...string) *match.Backend {
 	return backend(id, match.HTTP, match.Serving, endpoints...)
 }
 
-var routeOrder int
+var routeOrder int32
 
 func route(typ match.PathType, path string, b *match.Backend) *match.Route {
 	routeOrder++

@@ -398,9 +398,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 	svc, port := "", ""
 	if ob := x.backend; ob != nil && src != nil {
 		svc = ob.Name
-		if ob.Port != 0 {
-			port = strconv.Itoa(int(ob.Port))
-		}
+		port = ob.WrittenPort(declaredPortName(s.d.res, ob))
 	}
 	set := func(k, v string) {
 		// nginx sends no header whose proxy_set_header value is empty.

@@ -554,6 +554,44 @@ type Service struct {
 	Namespace, Name string
 	// Port is the Service port number; 0 when it did not resolve.
 	Port int32
+	// PortName is the port's name where the declaration that chose the
+	// backend gives the port by name, as ingress-nginx spells its
+	// upstream and $service_port (match.Backend.PortNames); "" where it
+	// gives the number.
+	PortName string
+}
+
+// declaredService is the Service of be, chosen for the request res
+// matched, with the port as that declaration wrote it.
+func declaredService(res match.Result, be *match.Backend) Service {
+	s := Service{Namespace: be.Namespace, Name: be.Name, Port: be.Port}
+	if name := declaredPortName(res, be); name != 0 {
+		s.PortName = be.WrittenPort(name)
+	}
+	return s
+}
+
+// declaredPortName is how the declaration that chose be for the request
+// res matched wrote its port (match.Route.PortName): the route's or the
+// fallback's, or their canary's.
+func declaredPortName(res match.Result, be *match.Backend) uint8 {
+	if be == nil || len(be.PortNames) == 0 {
+		return 0
+	}
+	primary, name := res.Backend, uint8(0)
+	switch {
+	case res.Route != nil:
+		primary, name = res.Route.Backend, res.Route.PortName
+	case res.Host != nil:
+		primary, name = res.Host.Fallback, res.Host.FallbackPortName
+	}
+	if be == primary {
+		return name
+	}
+	if primary != nil && primary.Traffic != nil && primary.Traffic.Canary != nil && primary.Traffic.Canary.Backend == be {
+		return primary.Traffic.Canary.PortName
+	}
+	return 0
 }
 
 // backendSessions bounds the TLS sessions the HTTPS pool keeps for

@@ -407,7 +407,7 @@ func (r *Router) record(s *requestState) Record {
 	}
 	if b := d.backend; b != nil {
 		rec.Backend = b.ID
-		rec.Service = Service{Namespace: b.Namespace, Name: b.Name, Port: b.Port}
+		rec.Service = declaredService(d.res, b)
 	}
 	return rec
 }
@@ -520,7 +520,6 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		ClientAddr:   r.clientAddrText(req, x.realIP),
 		VirtualHost:  x.vhost.Name,
 		MatchedRoute: x.route,
-		Service:      Service{Namespace: x.backend.Namespace, Name: x.backend.Name, Port: x.backend.Port},
 		Start:        x.start,
 		Duration:     now.Sub(x.start),
 		BytesOut:     atomic.LoadInt64(&x.written), // a tunnel's copy may still count (tunnelConn)
@@ -532,6 +531,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		rec.PassedOn = *x.passed
 	}
 	res := match.Result{Host: x.vhost, Route: x.route, Backend: x.backend}
+	rec.Service = declaredService(res, x.backend)
 	if src := matched(res); src != nil {
 		rec.Route = recordRoute(*src, res)
 	}

@@ -249,7 +249,8 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 		sr.Namespace, sr.IngressName = src.Namespace, src.Name
 	}
 	if be != nil {
-		sr.ServiceName, sr.ServicePort = be.Name, strconv.Itoa(int(be.Port))
+		sr.ServiceName = be.Name
+		sr.ServicePort = be.WrittenPort(declaredPortName(res, be))
 	}
 	return sr
 }

@@ -152,7 +152,7 @@ var nginxLogVars = map[string]nginxLogVar{
 		// ingress-nginx names an upstream namespace-service-port; the
 		// location's (the primary's) when its canary served.
 		if primary, ok := servedByCanary(*r); ok {
-			return upstreamName(primary.ID)
+			return upstreamName(primary.Namespace, primary.Name, primary.WrittenPort(r.MatchedRoute.PortName))
 		}
 		if r.Reason == router.ReasonNoRoute || r.Route.Field == compile.GlobalDefaultBackendField {
 			// The default backend's upstream, whichever Service
@@ -162,16 +162,13 @@ var nginxLogVars = map[string]nginxLogVar{
 		if r.Service.Name == "" {
 			return ""
 		}
-		if r.Service.Port == 0 {
-			return upstreamName(r.Backend) // the port as written, unresolved
-		}
-		return r.Service.Namespace + "-" + r.Service.Name + "-" + strconv.Itoa(int(r.Service.Port))
+		return upstreamName(r.Service.Namespace, r.Service.Name, recordPort(r))
 	},
 	// With a canary serving, the primary's upstream and the canary's, as
 	// ingress-nginx's balancer sets them.
 	"proxy_alternative_upstream_name": func(r *router.Record) string {
 		if _, ok := servedByCanary(*r); ok {
-			return upstreamName(r.Backend)
+			return upstreamName(r.Service.Namespace, r.Service.Name, recordPort(r))
 		}
 		return ""
 	},
@@ -194,9 +191,9 @@ var nginxLogVars = map[string]nginxLogVar{
 			return ""
 		}
 		if primary, ok := servedByCanary(*r); ok {
-			return servicePort(primary.ID, primary.Port)
+			return primary.WrittenPort(r.MatchedRoute.PortName)
 		}
-		return servicePort(r.Backend, r.Service.Port)
+		return recordPort(r)
 	},
 	// The server block's name: ingress-nginx's catch-all server, which
 	// also serves a host no Ingress names, is "_".
@@ -307,12 +304,18 @@ func remoteUser(r *router.Record) string {
 // servicePort is $service_port for the backend id with Service port
 // number port: a port that did not resolve (0) as the ID keeps it, as
 // written.
-func servicePort(id string, port int32) string {
-	if port != 0 {
-		return strconv.Itoa(int(port))
+// recordPort is the port of r's Service as the declaration that chose
+// it wrote it: its name, its number, or for a port that did not resolve
+// the backend ID's port as written.
+func recordPort(r *router.Record) string {
+	switch {
+	case r.Service.PortName != "":
+		return r.Service.PortName
+	case r.Service.Port != 0:
+		return strconv.Itoa(int(r.Service.Port))
 	}
-	if i := strings.LastIndexByte(id, ':'); i >= 0 {
-		return id[i+1:]
+	if i := strings.LastIndexByte(r.Backend, ':'); i >= 0 {
+		return r.Backend[i+1:]
 	}
 	return ""
 }

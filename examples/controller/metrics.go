@@ -436,7 +436,7 @@ func (m *metrics) observe(r router.Record) {
 		// As ingress-nginx: the location's Service is the primary's, and
 		// canary names the alternative upstream that took the request.
 		lv[5] = primary.Name
-		lv[6] = upstreamName(r.Backend)
+		lv[6] = upstreamName(r.Service.Namespace, r.Service.Name, recordPort(&r))
 	}
 	labels := lv[:7]
 	if m.perHost {
@@ -511,15 +511,12 @@ func servedByCanary(r router.Record) (*match.Backend, bool) {
 	return primary, primary.Traffic.Canary.Backend.ID == r.Backend
 }
 
-// upstreamName is ingress-nginx's name for the upstream of a backend ID
-// ("namespace/name:port"): "namespace-name-port", the label value its
-// canary label carries.
-func upstreamName(id string) string {
-	ns, rest, _ := strings.Cut(id, "/")
-	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-		return ns + "-" + rest[:i] + "-" + rest[i+1:]
-	}
-	return ns + "-" + rest
+// upstreamName is ingress-nginx's name for the upstream of a Service
+// port, "namespace-name-port" with the port as the Ingress wrote it
+// (controller/util.go upstreamName), the label value its canary label
+// carries.
+func upstreamName(namespace, name, port string) string {
+	return namespace + "-" + name + "-" + port
 }
 
 // statusLabels holds the label of every three-digit status, so that

@@ -441,13 +441,18 @@ func (d *decoder) jsonStream(name string, data []byte) {
 				return
 			}
 			// The rest of the stream cannot be split reliably.
-			d.fail(pos, object{}, "", fmt.Errorf("invalid JSON: %w", err))
+			d.fail(pos, object{}, "", fmt.Errorf("invalid JSON: %w; %s", err, restUnread))
 			return
 		}
 		end = int(dec.InputOffset())
 		d.document(pos, raw, nil)
 	}
 }
+
+// restUnread ends the error that stops reading a stream: a caller that
+// serves what it read must not take the stream's later documents for
+// absent ones without being told.
+const restUnread = "the rest of the stream is not read"
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -465,7 +470,7 @@ func (d *decoder) yamlStream(name string, data []byte) {
 			return
 		}
 		if err != nil {
-			d.fail(pos, object{}, "", err)
+			d.fail(pos, object{}, "", fmt.Errorf("%w; %s", err, restUnread))
 			return
 		}
 		cursor += bytes.Count(doc, []byte("\n"))

@@ -372,9 +372,9 @@ func TestDecode(t *testing.T) {
 			},
 		},
 		{
-			name: "invalid JSON stops the stream",
-			data: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}} {"apiVersion": }`,
-			errs: []string{`in document 2 (line 1): invalid JSON: invalid character '}' looking for beginning of value`},
+			name: "invalid JSON stops the stream, and says so",
+			data: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}} {"apiVersion": }` + "\n" + `{"apiVersion":"v1","kind":"Service","metadata":{"name":"b"}}`,
+			errs: []string{`in document 2 (line 1): invalid JSON: invalid character '}' looking for beginning of value; the rest of the stream is not read`},
 		},
 		{
 			name: "YAML syntax error names the line in the stream",
@@ -467,8 +467,8 @@ func TestDecode(t *testing.T) {
 		},
 		{
 			name: "invalid document separator",
-			data: "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n--- foo\n",
-			errs: []string{`in document 1 (line 1): invalid Yaml document separator: foo`},
+			data: "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n--- foo\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n",
+			errs: []string{`in document 1 (line 1): invalid Yaml document separator: foo; the rest of the stream is not read`},
 		},
 		{
 			name:    "CRLF line endings",

@@ -1115,6 +1115,16 @@ func TestChartHostNetwork(t *testing.T) {
 	require.True(t, *p.Spec.SecurityContext.RunAsNonRoot)
 	require.NotZero(t, *p.Spec.SecurityContext.RunAsUser)
 
+	// A values file's pod securityContext (an fsGroup, as bare-metal
+	// installs set) leaves the container's: it still runs as root, not as
+	// the image's user, who could not use the capability.
+	p, _ = pod(map[string]any{"hostNetwork": true, "podSecurityContext": map[string]any{"fsGroup": 2000}})
+	require.Equal(t, int64(2000), *p.Spec.SecurityContext.FSGroup)
+	sc = p.Spec.Containers[0].SecurityContext
+	require.NotNil(t, sc.RunAsUser)
+	require.Zero(t, *sc.RunAsUser)
+	require.Equal(t, []corev1.Capability{"NET_BIND_SERVICE"}, sc.Capabilities.Add)
+
 	p, _ = pod(nil)
 	require.False(t, p.Spec.HostNetwork)
 }

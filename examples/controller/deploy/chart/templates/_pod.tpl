@@ -207,6 +207,10 @@ spec:
         {{- toYaml .Values.controller.containerSecurityContext | nindent 8 }}
         {{- else }}
         runAsNonRoot: {{ not $bindLow }}
+        {{- if $bindLow }}
+        runAsUser: 0
+        runAsGroup: 0
+        {{- end }}
         allowPrivilegeEscalation: false
         readOnlyRootFilesystem: true
         capabilities:

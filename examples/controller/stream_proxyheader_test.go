@@ -27,7 +27,10 @@ func proxyV2(verCmd, famTrans byte, block []byte) []byte {
 // specification does not define) is skipped whole, the connection served
 // with the peer as its client. A wrong version, a length past nginx's
 // 4096-byte header buffer, or an address block too short for its family
-// closes the connection.
+// closes the connection. A v1 header is read as nginx's parser reads it:
+// TCP4 or TCP6, then two addresses of address characters (not checked
+// against the family, nor as IPs: one that is none names no client), two
+// decimal ports up to 65535 (leading zeros allowed), and CRLF.
 func TestReadProxyHeaderAsNginx(t *testing.T) {
 	inet4 := []byte{203, 0, 113, 7, 192, 0, 2, 1, 0x11, 0x5c, 0, 80}
 	inet6 := append(append(net.ParseIP("2001:db8::7").To16(), net.ParseIP("2001:db8::1").To16()...), 0x11, 0x5c, 0, 80)
@@ -42,6 +45,20 @@ func TestReadProxyHeaderAsNginx(t *testing.T) {
 	}{
 		{name: "v1 TCP4", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 4444 80\r\n"), src: "203.0.113.7:4444"},
 		{name: "v1 UNKNOWN", in: []byte("PROXY UNKNOWN\r\n")},
+		{name: "v1 UNKNOWN with addresses", in: []byte("PROXY UNKNOWN 203.0.113.7 192.0.2.1 4444 80\r\n")},
+		{name: "v1 port with leading zeros", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 0004444 0080\r\n"), src: "203.0.113.7:4444"},
+		{name: "v1 port 0", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 0 80\r\n"), src: "203.0.113.7:0"},
+		{name: "v1 TCP6 naming IPv4 addresses", in: []byte("PROXY TCP6 203.0.113.7 192.0.2.1 4444 80\r\n"), src: "203.0.113.7:4444"},
+		{name: "v1 TCP4 naming IPv6 addresses", in: []byte("PROXY TCP4 2001:db8::7 2001:db8::1 4444 80\r\n"), src: "[2001:db8::7]:4444"},
+		{name: "v1 address of address characters, no IP", in: []byte("PROXY TCP4 abc.def 192.0.2.1 4444 80\r\n")},
+		{name: "v1 port past 65535", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 65536 80\r\n"), bad: true},
+		{name: "v1 port empty", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1  80\r\n"), bad: true},
+		{name: "v1 signed port", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 +4444 80\r\n"), bad: true},
+		{name: "v1 lower-case tcp4", in: []byte("PROXY tcp4 203.0.113.7 192.0.2.1 4444 80\r\n"), bad: true},
+		{name: "v1 space before CRLF", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 4444 80 \r\n"), bad: true},
+		{name: "v1 LF only", in: []byte("PROXY TCP4 203.0.113.7 192.0.2.1 4444 80\n"), bad: true},
+		{name: "v1 address with another character", in: []byte("PROXY TCP4 203.0.113.7/8 192.0.2.1 4444 80\r\n"), bad: true},
+		{name: "v1 addresses missing", in: []byte("PROXY TCP4 203.0.113.7\r\n"), bad: true},
 		{name: "v2 PROXY TCP4", in: proxyV2(0x21, 0x11, inet4), src: "203.0.113.7:4444"},
 		{name: "v2 PROXY TCP6", in: proxyV2(0x21, 0x21, inet6), src: "[2001:db8::7]:4444"},
 		{name: "v2 PROXY TCP4 with a TLV", in: proxyV2(0x21, 0x11, tlv), src: "203.0.113.7:4444"},

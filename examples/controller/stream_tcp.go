@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,16 +179,56 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 	return src, rest, nil
 }
 
-// readProxyV1 reads a v1 header; UNKNOWN names no client.
+// readProxyV1 reads a v1 header as nginx's ngx_proxy_protocol_read does:
+// "PROXY UNKNOWN" and anything up to CRLF names no client; "PROXY TCP4 "
+// or "PROXY TCP6 ", two addresses of address characters (hex digits, '.'
+// and ':'), two decimal ports up to 65535 and CRLF name the first address
+// and port. nginx checks neither the addresses against the family nor
+// that they are IPs; one that is none names no client (the stream realip
+// module keeps the peer then), where a stricter parser would close a
+// connection nginx serves.
 func readProxyV1(br *bufio.Reader) (net.Addr, error) {
-	h, err := proxyproto.Read(br)
+	line, err := br.ReadSlice('\n')
 	if err != nil {
 		return nil, err
 	}
-	if h.Command.IsLocal() || h.SourceAddr == nil {
+	bad := fmt.Errorf("broken PROXY protocol v1 header %q", line)
+	rest, ok := bytes.CutPrefix(line, []byte("PROXY "))
+	if !ok || !bytes.HasSuffix(line, []byte("\r\n")) {
+		return nil, bad
+	}
+	rest = rest[:len(rest)-2]
+	if bytes.HasPrefix(rest, []byte("UNKNOWN")) {
 		return nil, nil
 	}
-	return h.SourceAddr, nil
+	rest, ok = bytes.CutPrefix(rest, []byte("TCP4 "))
+	if !ok {
+		if rest, ok = bytes.CutPrefix(rest, []byte("TCP6 ")); !ok {
+			return nil, bad
+		}
+	}
+	f := bytes.Split(rest, []byte(" "))
+	if len(f) != 4 {
+		return nil, bad
+	}
+	for _, a := range f[:2] {
+		if len(a) == 0 || bytes.IndexFunc(a, func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF.:", r) }) >= 0 {
+			return nil, bad
+		}
+	}
+	var port [2]int
+	for i, p := range f[2:] {
+		n, err := strconv.Atoi(string(p))
+		if err != nil || n > 65535 || bytes.IndexFunc(p, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+			return nil, bad
+		}
+		port[i] = n
+	}
+	ip, err := netip.ParseAddr(string(f[0]))
+	if err != nil {
+		return nil, nil
+	}
+	return net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(port[0]))), nil
 }
 
 // proxyV2Max is the longest v2 header nginx reads

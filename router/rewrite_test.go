@@ -174,3 +174,29 @@ func TestRewriteAmplificationBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestRewriteRecord: the record names the request-target a rewrite
+// built, from which an access log reads nginx's $uri and $args after the
+// location's rewrite; none when nothing rewrote the request.
+func TestRewriteRecord(t *testing.T) {
+	_, addr := echoBackend(t, "echo")
+	be := httpBackend("prod/echo:80", addr)
+	recs := newRecords()
+	r := newTestRouter(Options{Observer: recs.observe})
+	r.Publish(table("rewrite", vhost("rw.example.com", be,
+		rewriteRoute(t, match.Regex, `/something(/|$)(.*)`, be, match.Rewrite{Target: "/$2"}),
+		route(match.Prefix, "/plain", be))))
+	for target, want := range map[string]string{
+		"/something/a%20b?x=1": "/a%20b?x=1",
+		"/plain/a?x=1":         "",
+	} {
+		res := serve(r, http.MethodGet, "rw.example.com", target, nil)
+		body(t, res)
+		require.Equal(t, http.StatusOK, res.StatusCode, target)
+		recs.mu.Lock()
+		rec := recs.raw[len(recs.raw)-1]
+		recs.mu.Unlock()
+		require.Equal(t, want, rec.Rewritten, target)
+		require.Equal(t, target, rec.Path, target)
+	}
+}

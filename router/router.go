@@ -497,6 +497,11 @@ type Record struct {
 	// access-logged (enable-access-log: "false"); an access log skips the
 	// record, metrics still count it.
 	NoAccessLog bool
+	// Rewritten is the request-target (escaped, with its query) a
+	// rewrite made of the request for its backend (rewrite-target, a
+	// snippet's rewrite): nginx's $uri and $args after the location's
+	// rewrite; "" when nothing rewrote it.
+	Rewritten string
 	// Subrequest, in a record handed to Options.AuthObserver, is the URI
 	// of the auth location whose subrequest the record is of (nginx's
 	// $uri there, "/_external-auth-..."); the other fields are the

@@ -398,6 +398,7 @@ func (r *Router) record(s *requestState) Record {
 	if rp := s.loc.Response; rp != nil {
 		rec.NoAccessLog = rp.NoAccessLog
 	}
+	rec.Rewritten = d.act.target
 	if d.res.Host != nil {
 		rec.VirtualHost = d.res.Host.Name
 	}
@@ -523,6 +524,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		Start:        x.start,
 		Duration:     now.Sub(x.start),
 		BytesOut:     atomic.LoadInt64(&x.written), // a tunnel's copy may still count (tunnelConn)
+		Rewritten:    x.act.target,
 	}
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,15 @@ var nginxLogVars = map[string]nginxLogVar{
 	"uri": func(r *router.Record) string {
 		if r.Subrequest != "" {
 			return r.Subrequest // the auth location's
+		}
+		if r.Rewritten != "" {
+			// A rewrite's result, which nginx decodes but does not
+			// normalize again.
+			p, _, _ := strings.Cut(r.Rewritten, "?")
+			if u, err := url.PathUnescape(p); err == nil {
+				return u
+			}
+			return p
 		}
 		p, _, _ := strings.Cut(vars.RequestURIOf(r.Path), "?")
 		if i := strings.IndexByte(p, '#'); i >= 0 {
@@ -263,7 +273,11 @@ func args(r *router.Record) string {
 	if r.Subrequest != "" {
 		return ""
 	}
-	_, q, _ := strings.Cut(r.Path, "?")
+	target := r.Path
+	if r.Rewritten != "" {
+		target = r.Rewritten // with the arguments the rewrite kept or made
+	}
+	_, q, _ := strings.Cut(target, "?")
 	return q
 }
 

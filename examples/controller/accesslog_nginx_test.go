@@ -419,6 +419,25 @@ func TestNginxAccessLogURI(t *testing.T) {
 	}
 }
 
+// TestNginxAccessLogRewrittenURI: after a rewrite (rewrite-target's
+// "rewrite ... break"), nginx logs the rewritten $uri, decoded and not
+// normalized again, and its $args; $request_uri stays as received
+// (checked with nginx 1.22 on loopback).
+func TestNginxAccessLogRewrittenURI(t *testing.T) {
+	for rewritten, want := range map[string]string{
+		"/bar/x%41y?foo=1": "/bar/xAy foo=1 /foo/x%41y?foo=1\n",
+		"/bar//a":          "/bar//a - /foo/x%41y?foo=1\n",
+		"/bar/%zz?":        "/bar/%zz - /foo/x%41y?foo=1\n",
+	} {
+		var out bytes.Buffer
+		log, _ := newNginxAccessLog(&out, `$uri $args $request_uri`, escapeDefault, false)
+		rec := nginxLogRecord()
+		rec.Path, rec.Rewritten = "/foo/x%41y?foo=1", rewritten
+		log(rec)
+		assert.Equal(t, want, out.String(), rewritten)
+	}
+}
+
 // TestNginxAccessLogServerName: $server_name is the server block's name,
 // a wildcard as declared, and "_" for ingress-nginx's catch-all server,
 // which serves hosts no Ingress names too.

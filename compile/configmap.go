@@ -764,7 +764,7 @@ func (c *ConfigMap) sourceRangeDefault(key, v string) bool {
 var LogFormat = vars.Place{Name: "the access log", Syntax: vars.Log, Lenient: true, Vars: vars.Of(
 	vars.Args, vars.BodyBytesSent, vars.BytesSent, vars.Host, vars.IngressName, vars.LocationPath, vars.Msec, vars.Namespace,
 	vars.ProxyAlternativeUpstreamName, vars.ProxyUpstreamName, vars.QueryString, vars.RemoteAddr,
-	vars.RemoteUser, vars.ReqID, vars.Request, vars.RequestLength, vars.RequestMethod, vars.RequestTime,
+	vars.RemoteUser, vars.ReqID, vars.RequestID, vars.Request, vars.RequestLength, vars.RequestMethod, vars.RequestTime,
 	vars.RequestURI, vars.Scheme, vars.ServerName, vars.ServerProtocol, vars.ServiceName, vars.ServicePort,
 	vars.Status, vars.TimeISO8601, vars.TimeLocal, vars.UpstreamAddr, vars.UpstreamConnectTime, vars.UpstreamHeaderTime,
 	vars.UpstreamResponseLength, vars.UpstreamResponseTime, vars.UpstreamStatus, vars.URI,

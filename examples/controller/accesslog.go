@@ -186,6 +186,11 @@ func clientRequestID(r router.Record, generate bool) string {
 	if !generate {
 		return ""
 	}
+	return newRequestID()
+}
+
+// newRequestID is a random ID as nginx's $request_id: 32 hex digits.
+func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails
 	return hex.EncodeToString(b[:])

@@ -211,3 +211,42 @@ func TestConfigMapAuthAccessLog(t *testing.T) {
 		assert.Equal(t, tc.want, out.String(), "%v", tc.data)
 	}
 }
+
+// TestAccessLogNginxRequestID: $request_id is nginx's own ID of the
+// request, which ingress-nginx's $req_id takes when the client sent no
+// X-Request-ID (generate-request-id): the same as $req_id then, another
+// random one when the client sent its own, and one even with
+// generate-request-id "false" (checked with nginx 1.22 on loopback). It
+// is filled, not warned about.
+func TestAccessLogNginxRequestID(t *testing.T) {
+	assert.Empty(t, compile.UnknownLogVariables("$request_id"))
+	own := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/", Status: 200,
+		Request: httptest.NewRequest("GET", "/", nil), RequestID: "0123456789abcdef0123456789abcdef"}
+	fromClient := own
+	fromClient.Request = httptest.NewRequest("GET", "/", nil)
+	fromClient.Request.Header.Set("X-Request-ID", "from-the-client")
+	fromClient.RequestID = "from-the-client"
+	notMade := own
+	notMade.RequestID = ""
+	for _, tc := range []struct {
+		data map[string]string
+		rec  router.Record
+		want string // a regular expression
+	}{
+		{nil, own, "^0123456789abcdef0123456789abcdef 0123456789abcdef0123456789abcdef\n$"},
+		{nil, fromClient, "^[0-9a-f]{32} from-the-client\n$"},
+		{map[string]string{"generate-request-id": "false"}, notMade, "^[0-9a-f]{32} -\n$"},
+	} {
+		c := flagsWith(t)
+		data := map[string]string{"log-format-upstream": "$request_id $req_id"}
+		for k, v := range tc.data {
+			data[k] = v
+		}
+		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
+		var out bytes.Buffer
+		c.accessLogOut = &out
+		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		requestObserver(c, nil)(tc.rec)
+		assert.Regexp(t, tc.want, out.String(), "%v", tc.data)
+	}
+}

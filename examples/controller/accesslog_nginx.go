@@ -93,6 +93,19 @@ var nginxLogVars = map[string]nginxLogVar{
 	"time_iso8601": func(r *router.Record) string { return r.Start.Add(r.Duration).Format("2006-01-02T15:04:05-07:00") },
 	"time_local":   func(r *router.Record) string { return r.Start.Add(r.Duration).Format("02/Jan/2006:15:04:05 -0700") },
 	"req_id":       func(r *router.Record) string { return r.RequestID },
+	// nginx's own ID of the request, which $req_id takes when the client
+	// sent none: another when it did, or when none was made for $req_id
+	// (generate-request-id "false").
+	"request_id": func(r *router.Record) string {
+		var sent []string
+		if r.Request != nil {
+			sent = r.Request.Header["X-Request-Id"]
+		}
+		if r.RequestID != "" && (len(sent) == 0 || sent[0] != r.RequestID) {
+			return r.RequestID
+		}
+		return newRequestID()
+	},
 	"upstream_addr": func(r *router.Record) string {
 		return upstreamList(r, func(t router.Try) string { return t.Endpoint }, r.Endpoint) +
 			errorPageLeg(r, func(p *router.ErrorPage) string { return p.Endpoint })

@@ -855,7 +855,7 @@ func TestChartStreamPortsOfIngressNginx(t *testing.T) {
 	}
 	require.Equal(t, map[string]int32{"http": 80, "https": 443, "metrics": 10254, "webhook": 8443, "8080-tcp": 8080, "8444-tcp": 8444, "8080-udp": 8080}, ports)
 	reserved := compileOptions(cfg, nil).ReservedPorts
-	require.ElementsMatch(t, []int{80, 443, 10254, 8443}, reserved)
+	require.ElementsMatch(t, []int{80, 443, 10254, 8443, 442, 8181, 10245, 10246, 10247}, reserved)
 	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "80"}}, d.Spec.Template.Spec.SecurityContext.Sysctls)
 
 	// ingress-nginx's containerPort key moves them, as in its chart.

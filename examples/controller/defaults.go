@@ -30,8 +30,9 @@ const firstPortUnknown = "first-port"
 func compileOptions(cfg config, services []*corev1.Service) compile.Options {
 	opts := cfg.options
 	opts.ExtensionKeys = modSecurityKeys // served by the hook (modsecurity.go)
-	// No TCP or UDP service takes a port of the controller's own (stream.go).
-	opts.ReservedPorts = ownPorts(cfg.httpAddr, cfg.httpsAddr, cfg.debugAddr, cfg.webhookAddr)
+	// No TCP or UDP service takes a port of the controller's own
+	// (stream.go), nor one ingress-nginx keeps for nginx.
+	opts.ReservedPorts = append(ownPorts(cfg.httpAddr, cfg.httpsAddr, cfg.debugAddr, cfg.webhookAddr), nginxReservedPorts...)
 	ref := cfg.defaultBackendService
 	if ref == nil {
 		return opts

@@ -236,8 +236,13 @@ func TestOfflineRejectHandshakeDefaultCertificate(t *testing.T) {
 }
 
 // No TCP or UDP service takes a port of the controller's listeners, the
-// admission webhook's among them: it would fail to bind.
+// admission webhook's among them: it would fail to bind. Nor one that
+// ingress-nginx keeps for nginx itself whatever its flags (getStreamServices:
+// 442 SSL passthrough, 8181 default server, 10245 profiler, 10246 status,
+// 10247 stream), which it refuses ("reserved for the Ingress
+// controller"): such an entry never served there, and
+// examples/check -translate refuses it too.
 func TestCompileOptionsReservedPorts(t *testing.T) {
 	cfg := config{httpAddr: ":8080", httpsAddr: ":8443", debugAddr: "127.0.0.1:10254", webhookAddr: ":9443"}
-	require.ElementsMatch(t, []int{8080, 8443, 10254, 9443}, compileOptions(cfg, nil).ReservedPorts)
+	require.ElementsMatch(t, []int{8080, 8443, 10254, 9443, 442, 8181, 10245, 10246, 10247}, compileOptions(cfg, nil).ReservedPorts)
 }

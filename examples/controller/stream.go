@@ -352,6 +352,13 @@ func (s *streams) untrack(c *tcpConn) {
 	s.mu.Unlock()
 }
 
+// nginxReservedPorts are the ports ingress-nginx refuses a TCP or UDP
+// service on whatever its flags, nginx's own at their defaults
+// (getStreamServices): 442 SSL passthrough, 8181 default server, 10245
+// profiler, 10246 status, 10247 stream. An entry on one never served
+// there, so it is refused here too, as examples/check refuses it.
+var nginxReservedPorts = []int{442, 8181, 10245, 10246, 10247}
+
 // ownPorts are the ports of the controller's own listeners, which no TCP
 // or UDP service may take (compile.Options.ReservedPorts).
 func ownPorts(addrs ...string) []int {

@@ -95,7 +95,8 @@ func TestRecordRefused(t *testing.T) {
 		Generation: 1, Method: "GET", Host: "shop.example.com", Path: "/x", Status: 503,
 		Backend: "prod/none:80", Route: rec.MatchedRoute.Source, Reason: ReasonNoEndpoints,
 		RequestID: id, ClientAddr: "192.0.2.1", VirtualHost: "shop.example.com", MatchedRoute: rec.MatchedRoute,
-		Service: Service{Namespace: "prod", Name: "none", Port: 80}, BytesOut: int64(len(ansNoEndpoints.body)),
+		Service: Service{Namespace: "prod", Name: "none", Port: 80}, Location: Service{Namespace: "prod", Name: "none", Port: 80},
+		BytesOut:    int64(len(ansNoEndpoints.body)),
 		HeaderBytes: headBytes(503, res.Header),
 	}
 	rec.Request, rec.Start, rec.Duration = nil, time.Time{}, 0

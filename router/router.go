@@ -451,6 +451,16 @@ type Record struct {
 	// Service is the chosen backend's Service (namespace, name, port);
 	// zero when no backend was chosen. Backend is the same as an ID.
 	Service Service
+	// Location is the Service the location that answered names, as
+	// ingress-nginx's $service_name, $service_port and upstream name
+	// (nginx.tmpl sets them at the top of each location): the matched
+	// route's or fallback's, whichever backend then took the request (a
+	// canary, a default-backend stand-in) or none (the location's
+	// redirect or refusal); zero where no location answered. StandIn:
+	// the location's Ingress's default-backend Service answered for its
+	// own, which has no endpoints (Service is that one's).
+	Location Service
+	StandIn  bool
 
 	// Start is when the router got the request. Duration runs from Start
 	// until the answer was written in full (nginx's $request_time).
@@ -559,18 +569,54 @@ type Service struct {
 	Namespace, Name string
 	// Port is the Service port number; 0 when it did not resolve.
 	Port int32
-	// PortName is the port's name where the declaration that chose the
-	// backend gives the port by name, as ingress-nginx spells its
-	// upstream and $service_port (match.Backend.PortNames); "" where it
-	// gives the number.
+	// PortName is the port as the declaration that chose the backend
+	// wrote it where that is not Port: a name, as ingress-nginx spells
+	// its upstream and $service_port (match.Backend.PortNames), or for a
+	// port that did not resolve the number or name written; "" else.
 	PortName string
+}
+
+// WrittenPort is the port as the declaration wrote it.
+func (s Service) WrittenPort() string {
+	if s.PortName != "" || s.Port == 0 {
+		return s.PortName
+	}
+	return strconv.Itoa(int(s.Port))
+}
+
+// locationService is what Record.Location and Record.StandIn say of the
+// location res found.
+func locationService(res match.Result) (Service, bool) {
+	be, name := (*match.Backend)(nil), uint8(0)
+	switch {
+	case res.Route != nil && res.Route.Split == nil:
+		be, name = res.Route.Backend, res.Route.PortName
+	case res.Route == nil && res.Host != nil:
+		be, name = res.Host.Fallback, res.Host.FallbackPortName
+	}
+	if be == nil {
+		return Service{}, false
+	}
+	s := Service{Namespace: be.Namespace, Name: be.Name, Port: be.Port}
+	if name != 0 || be.Port == 0 {
+		s.PortName = be.WrittenPort(name)
+	}
+	if rp := res.Location().Response; rp != nil && rp.StandIn != nil {
+		// The table routes to the stand-in; the location names its own.
+		s = Service{Namespace: be.Namespace, Name: rp.StandIn.Service, PortName: rp.StandIn.Port}
+		if n, err := strconv.Atoi(rp.StandIn.Port); err == nil && n > 0 {
+			s.Port, s.PortName = int32(n), ""
+		}
+		return s, true
+	}
+	return s, false
 }
 
 // declaredService is the Service of be, chosen for the request res
 // matched, with the port as that declaration wrote it.
 func declaredService(res match.Result, be *match.Backend) Service {
 	s := Service{Namespace: be.Namespace, Name: be.Name, Port: be.Port}
-	if name := declaredPortName(res, be); name != 0 {
+	if name := declaredPortName(res, be); name != 0 || be.Port == 0 {
 		s.PortName = be.WrittenPort(name)
 	}
 	return s

@@ -405,6 +405,7 @@ func (r *Router) record(s *requestState) Record {
 	if d.src != nil {
 		rec.Route = recordRoute(*d.src, d.res)
 		rec.MatchedRoute = d.res.Route
+		rec.Location, rec.StandIn = locationService(d.res)
 	}
 	if b := d.backend; b != nil {
 		rec.Backend = b.ID
@@ -536,6 +537,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	rec.Service = declaredService(res, x.backend)
 	if src := matched(res); src != nil {
 		rec.Route = recordRoute(*src, res)
+		rec.Location, rec.StandIn = locationService(res)
 	}
 	if rp := res.Location().Response; rp != nil {
 		rec.NoAccessLog = rp.NoAccessLog

@@ -172,26 +172,28 @@ var nginxLogVars = map[string]nginxLogVar{
 			errorPageLeg(r, func(p *router.ErrorPage) string { return strconv.FormatInt(p.Bytes, 10) })
 	},
 	"proxy_upstream_name": func(r *router.Record) string {
-		// ingress-nginx names an upstream namespace-service-port; the
-		// location's (the primary's) when its canary served.
-		if primary, ok := servedByCanary(*r); ok {
-			return upstreamName(primary.Namespace, primary.Name, primary.WrittenPort(r.MatchedRoute.PortName))
-		}
-		if r.Reason == router.ReasonNoRoute || r.Route.Field == compile.GlobalDefaultBackendField {
+		// ingress-nginx names an upstream namespace-service-port, and
+		// each location sets its own, whatever answers then: its
+		// canary, or the location itself.
+		switch {
+		case r.Reason == router.ReasonNoRoute || r.Route.Field == compile.GlobalDefaultBackendField:
 			// The default backend's upstream, whichever Service
 			// --default-backend-service names.
 			return "upstream-default-backend"
+		case r.StandIn:
+			return "custom-default-backend-" + r.Service.Namespace + "-" + r.Service.Name
 		}
-		if r.Service.Name == "" {
+		s := locationOf(r)
+		if s.Name == "" {
 			return ""
 		}
-		return upstreamName(r.Service.Namespace, r.Service.Name, recordPort(r))
+		return upstreamName(s.Namespace, s.Name, s.WrittenPort())
 	},
 	// With a canary serving, the primary's upstream and the canary's, as
 	// ingress-nginx's balancer sets them.
 	"proxy_alternative_upstream_name": func(r *router.Record) string {
 		if _, ok := servedByCanary(*r); ok {
-			return upstreamName(r.Service.Namespace, r.Service.Name, recordPort(r))
+			return upstreamName(r.Service.Namespace, r.Service.Name, r.Service.WrittenPort())
 		}
 		return ""
 	},
@@ -204,19 +206,13 @@ var nginxLogVars = map[string]nginxLogVar{
 		if r.Route.Field == compile.GlobalDefaultBackendField {
 			return ""
 		}
-		if primary, ok := servedByCanary(*r); ok {
-			return primary.Name
-		}
-		return r.Service.Name
+		return locationOf(r).Name
 	},
 	"service_port": func(r *router.Record) string {
 		if r.Route.Field == compile.GlobalDefaultBackendField {
 			return ""
 		}
-		if primary, ok := servedByCanary(*r); ok {
-			return primary.WrittenPort(r.MatchedRoute.PortName)
-		}
-		return recordPort(r)
+		return locationOf(r).WrittenPort()
 	},
 	// The server block's name: ingress-nginx's catch-all server, which
 	// also serves a host no Ingress names, is "_".
@@ -331,20 +327,23 @@ func remoteUser(r *router.Record) string {
 // servicePort is $service_port for the backend id with Service port
 // number port: a port that did not resolve (0) as the ID keeps it, as
 // written.
-// recordPort is the port of r's Service as the declaration that chose
-// it wrote it: its name, its number, or for a port that did not resolve
-// the backend ID's port as written.
-func recordPort(r *router.Record) string {
-	switch {
-	case r.Service.PortName != "":
-		return r.Service.PortName
-	case r.Service.Port != 0:
-		return strconv.Itoa(int(r.Service.Port))
+// locationOf is the Service r's location names (Record.Location); for
+// a record without one, its route's when its canary answered, else the
+// one that answered, with the port as written.
+func locationOf(r *router.Record) router.Service {
+	if r.Location.Name != "" {
+		return r.Location
 	}
-	if i := strings.LastIndexByte(r.Backend, ':'); i >= 0 {
-		return r.Backend[i+1:]
+	if primary, ok := servedByCanary(*r); ok {
+		return router.Service{Namespace: primary.Namespace, Name: primary.Name, Port: primary.Port, PortName: primary.WrittenPort(r.MatchedRoute.PortName)}
 	}
-	return ""
+	s := r.Service
+	if s.Port == 0 && s.PortName == "" {
+		if i := strings.LastIndexByte(r.Backend, ':'); i >= 0 {
+			s.PortName = r.Backend[i+1:]
+		}
+	}
+	return s
 }
 
 // nginxSeconds writes a duration as nginx's $request_time: seconds with

@@ -427,16 +427,16 @@ func (m *metrics) observe(r router.Record) {
 	lv[2] = pathLabel(r)
 	lv[3] = r.Route.Namespace
 	lv[4] = r.Route.Name
-	lv[5] = r.Service.Name
+	// As ingress-nginx: the location's Service, whatever answered (its
+	// canary, its redirect), and canary names the alternative upstream
+	// that took the request.
+	lv[5] = locationOf(&r).Name
 	if r.Route.Field == compile.GlobalDefaultBackendField {
 		// ingress-nginx's default backend location names no Service.
 		lv[5] = ""
 	}
-	if primary, ok := servedByCanary(r); ok {
-		// As ingress-nginx: the location's Service is the primary's, and
-		// canary names the alternative upstream that took the request.
-		lv[5] = primary.Name
-		lv[6] = upstreamName(r.Service.Namespace, r.Service.Name, recordPort(&r))
+	if _, ok := servedByCanary(r); ok {
+		lv[6] = upstreamName(r.Service.Namespace, r.Service.Name, r.Service.WrittenPort())
 	}
 	labels := lv[:7]
 	if m.perHost {

@@ -612,9 +612,14 @@ func deepInspectRefuses(v string) bool {
 	return false
 }
 
-// nginxStored reports whether ingress-nginx keeps ing in its store: its
-// annotation parsers do not refuse it.
-func nginxStored(ing *networkingv1.Ingress, level nginxRisk, st nginxStore) bool {
+// nginxStored reports whether ingress-nginx keeps ing in its store: the
+// deep inspector (unless s turns it off) and its annotation parsers do
+// not refuse it. An Ingress the inspector refuses is dropped by the
+// store's event handlers before it is synced.
+func nginxStored(ing *networkingv1.Ingress, s AdmissionSettings, level nginxRisk, st nginxStore) bool {
+	if deepInspect(ing, s) != "" {
+		return false
+	}
 	keys := make([]string, 0, len(ing.Annotations))
 	for k := range ing.Annotations {
 		if strings.HasPrefix(k, NginxPrefix) {

@@ -240,3 +240,24 @@ func TestReviewAuthValuesNeedTheirSecret(t *testing.T) {
 	require.Equal(t, `host "a.example.com" and path "/api" is already defined in ingress prod/old`,
 		r.Review(mkIngress("prod", "new", 2, rule)).Refusal)
 }
+
+// An Ingress the deep inspector refuses never reaches ingress-nginx's
+// store (store.go's Ingress handlers return before syncIngress), so the
+// host/path check finds none of its paths: the path is free, as ramjet's
+// compile, which withholds that Ingress, also leaves it.
+func TestReviewOverlapSkipsDeepInspected(t *testing.T) {
+	inspected := mkIngress("prod", "old", 1, withRules(mkRule("a.example.com",
+		prefix("/api", "web", 80), mkPath("ImplementationSpecific", "/x/content_by_lua_block", "web", 80))))
+	s := mkSnapshot(mkService("prod", "web", ":80:"), inspected)
+	fresh := mkIngress("prod", "new", 3, withRules(mkRule("a.example.com", prefix("/api", "web", 80))))
+
+	rv := NewReviewer(s, Options{}, AdmissionSettings{}).Review(fresh)
+	require.Empty(t, rv.Refusal)
+	for _, w := range rv.Warnings {
+		require.NotEqual(t, RouteConflict, w.Reason, w.Message)
+	}
+
+	// With --deep-inspect=false ingress-nginx stores it, and its path is taken.
+	require.Equal(t, `host "a.example.com" and path "/api" is already defined in ingress prod/old`,
+		NewReviewer(s, Options{}, AdmissionSettings{NoDeepInspect: true}).Review(fresh).Refusal)
+}

@@ -82,7 +82,7 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 		}
 		// Once here rather than per review: every review of an Ingress
 		// sharing a Service with a thousand others would validate theirs.
-		r.stored[objKey{ing.Namespace, ing.Name}] = nginxStored(ing, r.level, r.store(ing.Namespace))
+		r.stored[objKey{ing.Namespace, ing.Name}] = nginxStored(ing, r.settings, r.level, r.store(ing.Namespace))
 		for _, h := range ingressHosts(ing) {
 			r.byHost[h] = append(r.byHost[h], ing)
 		}

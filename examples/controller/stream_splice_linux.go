@@ -17,6 +17,15 @@ const (
 	tcpNotsentLowat    = 0x19 // TCP_NOTSENT_LOWAT
 )
 
+// spliceMinPipe is the smallest pipe spliced through; a direction with a
+// smaller one copies through user space. A user over
+// fs.pipe-user-pages-soft (16384 pages: 64 pipes of 1 MiB, 32
+// connections, when not root, as the chart runs the controller) gets
+// pipes of two pages, through which a splice cost the proxy three times
+// the CPU per byte of a full pipe, and more than one and a half times
+// that of the copy.
+const spliceMinPipe = 64 << 10
+
 // spliceNotsentLowat bounds what the writing socket holds unsent
 // (TCP_NOTSENT_LOWAT): past it the socket takes no more of the pipe's
 // bytes until it has sent some. Without it the socket queues its whole
@@ -46,21 +55,33 @@ type splicer struct {
 }
 
 func newMover(dst, src *net.TCPConn) (mover, error) {
+	p, err := getPipe()
+	if err != nil {
+		return nil, err
+	}
+	return moverWith(dst, src, p)
+}
+
+// moverWith is the mover from src to dst through pipe p, which it owns.
+func moverWith(dst, src *net.TCPConn, p *kernelPipe) (mover, error) {
 	sc, err := src.SyscallConn()
 	if err != nil {
+		putPipe(p, 0)
 		return nil, err
 	}
 	dc, err := dst.SyscallConn()
 	if err != nil {
+		putPipe(p, 0)
 		return nil, err
 	}
 	// Ignored error: without the bound the bytes still move.
 	_ = dc.Control(func(fd uintptr) {
 		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpNotsentLowat, spliceNotsentLowat)
 	})
-	p, err := getPipe()
-	if err != nil {
-		return nil, err
+	if p.size < spliceMinPipe {
+		p.cleanup.Stop()
+		closePipe([2]int{p.r, p.w})
+		return newCopier(dst, src), nil
 	}
 	s := &splicer{srcConn: src, dstConn: dst, src: sc, dst: dc, p: p}
 	s.fillFD = s.fillFrom
@@ -154,20 +175,35 @@ func (s *splicer) close() {
 // pool drops is closed by its cleanup.
 type kernelPipe struct {
 	r, w    int
+	size    int // F_GETPIPE_SZ, what it can hold
 	cleanup runtime.Cleanup
 }
 
 var pipes = sync.Pool{New: func() any {
-	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+	p, err := newKernelPipe(spliceMove)
+	if err != nil {
 		return err
 	}
-	// Ignored error: a smaller pipe works, with more calls.
-	_, _ = fcntl(fds[0], syscall.F_SETPIPE_SZ, spliceMove)
-	p := &kernelPipe{r: fds[0], w: fds[1]}
-	p.cleanup = runtime.AddCleanup(p, closePipe, fds)
 	return p
 }}
+
+// newKernelPipe is a pipe of size bytes if it can have them.
+func newKernelPipe(size int) (*kernelPipe, error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return nil, err
+	}
+	// Ignored error: the pipe keeps the size it has, which
+	// F_GETPIPE_SZ tells.
+	_, _ = fcntl(fds[0], syscall.F_SETPIPE_SZ, size)
+	got, err := fcntl(fds[0], syscall.F_GETPIPE_SZ, 0)
+	if err != nil {
+		got = 0
+	}
+	p := &kernelPipe{r: fds[0], w: fds[1], size: got}
+	p.cleanup = runtime.AddCleanup(p, closePipe, fds)
+	return p, nil
+}
 
 func getPipe() (*kernelPipe, error) {
 	switch v := pipes.Get().(type) {

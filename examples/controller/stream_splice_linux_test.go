@@ -46,3 +46,37 @@ func notsentLowat(t *testing.T, c *net.TCPConn) int {
 	require.NoError(t, gerr)
 	return v
 }
+
+// A direction whose pipe is two pages, all a user over
+// fs.pipe-user-pages-soft gets (a non-root controller past 32 connections
+// of 1 MiB pipes), copies through user space instead: such a splice cost
+// three times the CPU per byte. A full-size pipe splices.
+func TestSpliceSmallPipeCopies(t *testing.T) {
+	in, client := tcpPair(t)
+	backend, out := tcpPair(t)
+	for size, want := range map[int]mover{8 << 10: &copier{}, spliceMove: &splicer{}} {
+		p, err := newKernelPipe(size)
+		require.NoError(t, err)
+		mv, err := moverWith(backend, client, p)
+		require.NoError(t, err)
+		require.IsType(t, want, mv, "a pipe of %d bytes", size)
+		mv.close()
+	}
+	// The copy moves the bytes.
+	p, err := newKernelPipe(8 << 10)
+	require.NoError(t, err)
+	mv, err := moverWith(backend, client, p)
+	require.NoError(t, err)
+	defer mv.close()
+	pp := &pipe{idle: time.Minute}
+	pp.last.Store(time.Now().UnixNano())
+	done := make(chan error, 1)
+	go func() { done <- pp.move(mv, backend, client, noCount) }()
+	_, err = in.Write([]byte("hello"))
+	require.NoError(t, err)
+	require.NoError(t, in.CloseWrite())
+	got, err := io.ReadAll(out)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(got))
+	require.NoError(t, <-done)
+}

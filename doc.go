@@ -3199,15 +3199,20 @@
 //     HTTP/2, the backend-protocol GRPC path, §8) unless an Ingress
 //     serving it decides otherwise (GRPC or GRPCS kept; any other warns
 //     AnnotationConflict on the GRPCRoute, and its calls answer 502).
-//     Filters RequestHeaderModifier and ResponseHeaderModifier as an
-//     HTTPRoute's; RequestMirror warns GatewayFeatureUnsupported and the
-//     rule is served without it (a call's body is streamed to the
-//     backend, never held whole to copy, so the router would drop every
-//     copy); ExtensionRef, or one type twice, is refused with a warning (a
+//     Filters RequestHeaderModifier, ResponseHeaderModifier and
+//     RequestMirror (with its percent or fraction) as an HTTPRoute's; a
+//     mirrored copy is a gRPC call of its own to the mirror Service (HTTP/2
+//     as that Service is dialled, the call's path and the client's
+//     headers), fed the call's body as it streams to the backend through a
+//     bounded buffer: a copy that falls behind past it, or whose call ends
+//     before its body did, is abandoned (router.Stats.MirrorsDropped), one
+//     whose exchange fails counts in MirrorsFailed, and the call itself is
+//     never slowed; its answer and trailers are ignored. ExtensionRef, or
+//     one type twice (RequestMirror excepted), is refused with a warning (a
 //     rule's calls then answer an error, as an HTTPRoute rule's do). On a
-//     backendRef the header modifiers are served as on an HTTPRoute's, for
-//     the calls sent to that backend only; any other filter there refuses
-//     that backend's share, as an HTTPRoute's does. An
+//     backendRef the header modifiers and RequestMirror are served as on an
+//     HTTPRoute's, for the calls sent to that backend only; any other
+//     filter there refuses that backend's share, as an HTTPRoute's does. An
 //     HTTPRoute and a GRPCRoute on one listener whose hostnames intersect:
 //     the older (then the first by namespace/name) is served there, the
 //     other warns RouteKindConflict and is not accepted (reason
@@ -3324,7 +3329,7 @@
 // be applied be skipped, and they must not reach another rule without it)
 // and filters on a backendRef other than the header modifiers, URLRewrite,
 // RequestRedirect and RequestMirror (on a GRPCRoute's, other than the
-// header modifiers, and its RequestMirror, which is left out: that
+// header modifiers and RequestMirror: that
 // backend's share answers 500, for the same reason, and is not handed to
 // the other backends); a Gateway's
 // client certificate validation (spec.tls.frontend: the HTTPS listeners

@@ -182,6 +182,9 @@ type clientBody struct {
 	// whole is the body buffer read, in memory or spill, nil when the
 	// body is streamed: a Gateway API retry sends it again (anew).
 	whole io.ReadCloser
+	// tees are the mirrored copies of a gRPC call, fed what is read
+	// (grpcTee); set before the first read.
+	tees []*grpcTee
 }
 
 // failure is the first error other than io.EOF; nil if none (yet).
@@ -212,6 +215,9 @@ func (b *clientBody) Read(p []byte) (int, error) {
 		err = errBodyTooLarge
 	}
 	b.n.Store(total)
+	for _, t := range b.tees {
+		t.feed(p[:n], err)
+	}
 	switch {
 	case err == io.EOF:
 		b.done = true
@@ -287,6 +293,9 @@ func (b *clientBody) detach() {
 	b.mu.Unlock()
 	if b.spill != nil {
 		b.spill.Close()
+	}
+	for _, t := range b.tees {
+		t.cut()
 	}
 }
 

@@ -3,10 +3,12 @@ package router
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"ramjet.dev/ramjet/match"
@@ -18,6 +20,9 @@ type mirrorState struct {
 	dropped, failed atomic.Uint64
 	// turn spreads the copies to a mirror's Backend over its endpoints.
 	turn atomic.Uint64
+	// h2c and h2 carry the copies to a GRPC (H2C) or GRPCS mirror
+	// Service, as the Router's upstream does its calls.
+	h2c, h2 http.RoundTripper
 	// send sends one copy on its own goroutine: Router.sendMirror, which
 	// BenchmarkMirror replaces to count the request's own allocations
 	// apart from the copy's.
@@ -36,10 +41,12 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // neither waits for it nor learns how it went. The body is the one read
 // whole before the backend was chosen (wrapBody reads it so for a location
 // that mirrors it, as mirror_request_body does), in memory or in its
-// temporary file, which the copy keeps open until it is sent. At most
-// MirrorInFlight copies are in flight; one over that, or one of a gRPC
-// body (read as the call goes), is not sent and is counted in
-// Stats.MirrorsDropped. Taking the copy costs the request the goroutine
+// temporary file, which the copy keeps open until it is sent. A gRPC
+// call's body is never read whole: a mirror to a Service (the Gateway
+// API's) is fed it as it goes to the backend (grpcTee), and a
+// mirror-target copy of it is not sent. At most MirrorInFlight copies are
+// in flight; one over that, or such a mirror-target copy, is not sent and
+// is counted in Stats.MirrorsDropped. Taking the copy costs the request the goroutine
 // and a copy of its method, host and headers; everything else is done on
 // that goroutine.
 //
@@ -61,6 +68,14 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 			c.body = b.b
 		case *spillBody:
 			c.spill = b
+		case *clientBody:
+			// Only a Service's (the Gateway API's RequestMirror): an
+			// Ingress's mirror-target copy of a call is dropped, as said.
+			if !s.grpc || m.Backend == nil || b.n.Load() > 0 {
+				r.mirrors.dropped.Add(1)
+				return
+			}
+			c.tee = &grpcTee{wake: make(chan struct{}, 1), dropped: &r.mirrors.dropped}
 		default:
 			r.mirrors.dropped.Add(1)
 			return
@@ -70,6 +85,11 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		r.mirrors.inFlight.Add(-1)
 		r.mirrors.dropped.Add(1)
 		return
+	}
+	if c.tee != nil {
+		// Before the backend reads a byte: the call is sent after this.
+		cb := s.req.Body.(*clientBody)
+		cb.tees = append(cb.tees, c.tee)
 	}
 	// What the copy reads of the request is copied here: a server may
 	// reuse the request once the handler returned (the example
@@ -100,6 +120,8 @@ type mirrorCopy struct {
 	requestURI, path, query, scheme, host string
 	body                                  []byte
 	spill                                 *spillBody
+	// tee is a gRPC call's body as it streams (nil for none).
+	tee *grpcTee
 	// hdr are the header keys' settings the request was served with.
 	hdr *headerSettings
 }
@@ -120,13 +142,24 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 		rd, size = io.NewSectionReader(c.spill.f, 0, c.spill.size), c.spill.size
 	case c.body != nil:
 		rd, size = bytes.NewReader(c.body), int64(len(c.body))
+	case c.tee != nil:
+		defer c.tee.Close()
+		rd = c.tee
 	}
+	rt, h2 := r.auth.rt, false
 	url := m.URL(c.requestURI, c.path, c.query, c.scheme, c.host)
 	if b := m.Backend; b != nil {
 		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.requestURI, c.path, c.query, c.scheme, c.host)
+		switch b.Protocol {
+		case match.GRPC, match.H2C:
+			rt, h2 = r.mirrors.h2c, true
+		case match.GRPCS:
+			rt, h2, url = r.mirrors.h2, true, "https"+strings.TrimPrefix(url, "http")
+		}
 	}
 	out, err := http.NewRequestWithContext(ctx, req.Method, url, rd)
 	if err != nil {
+		c.tee.Close()
 		r.mirrors.failed.Add(1)
 		return
 	}
@@ -145,9 +178,15 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 		out.ContentLength = size
 		out.Header["Content-Length"] = []string{strconv.FormatInt(size, 10)}
 	}
-	res, err := r.auth.rt.RoundTrip(out)
+	if c.tee != nil && h2 {
+		// A gRPC call, as the router's upstream sends it (grpc_pass).
+		out.Header["Te"] = []string{"trailers"}
+	}
+	res, err := rt.RoundTrip(out)
 	if err != nil {
-		r.mirrors.failed.Add(1)
+		if !c.tee.abandoned() {
+			r.mirrors.failed.Add(1)
+		}
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
@@ -201,4 +240,118 @@ func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
 		}
 	}
 	return m
+}
+
+// grpcTeeLimit bounds what a gRPC call's body holds for its mirrored copy
+// that has not taken it yet: past it the copy has fallen behind the call
+// and is abandoned, never the call slowed.
+const grpcTeeLimit = 256 << 10
+
+var (
+	errMirrorBehind = errors.New("mirrored copy fell behind the call")
+	errMirrorCut    = errors.New("the call ended before its body did")
+	errMirrorGone   = errors.New("mirrored copy over")
+)
+
+// grpcTee is a gRPC call's body fed to its mirrored copy as the call's
+// sender reads it (clientBody.Read), through a bounded buffer: feeding
+// never waits, so the copy can neither slow nor break the call. A copy
+// abandoned (behind the call, or the call over before its body) counts
+// in Stats.MirrorsDropped and its request fails.
+type grpcTee struct {
+	mu   sync.Mutex
+	buf  []byte
+	err  error // io.EOF: the body is whole; else why the copy ends
+	gone bool  // the copy's sender is done with it
+	// wake tells the copy's reader that buf or err changed.
+	wake    chan struct{}
+	dropped *atomic.Uint64
+}
+
+func (t *grpcTee) signal() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// feed adds what the call's sender read, and err, the read's error
+// (io.EOF at the end).
+func (t *grpcTee) feed(p []byte, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil || t.gone {
+		return
+	}
+	if len(t.buf)+len(p) > grpcTeeLimit {
+		t.abandon(errMirrorBehind)
+		return
+	}
+	t.buf = append(t.buf, p...)
+	if err != nil {
+		t.err = err
+	}
+	t.signal()
+}
+
+// abandon ends a copy that cannot be whole; t.mu is held.
+func (t *grpcTee) abandon(why error) {
+	t.err, t.buf = why, nil
+	t.dropped.Add(1)
+	t.signal()
+}
+
+// cut abandons the copy when the call is over before its body was.
+func (t *grpcTee) cut() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil && !t.gone {
+		t.abandon(errMirrorCut)
+	}
+}
+
+// abandoned reports a copy abandoned (already counted as dropped).
+func (t *grpcTee) abandoned() bool {
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err == errMirrorBehind || t.err == errMirrorCut
+}
+
+func (t *grpcTee) Read(p []byte) (int, error) {
+	for {
+		t.mu.Lock()
+		switch {
+		case t.gone:
+			t.mu.Unlock()
+			return 0, errMirrorGone
+		case len(t.buf) > 0:
+			n := copy(p, t.buf)
+			if t.buf = t.buf[n:]; len(t.buf) == 0 {
+				t.buf = nil
+			}
+			t.mu.Unlock()
+			return n, nil
+		case t.err != nil:
+			err := t.err
+			t.mu.Unlock()
+			return 0, err
+		}
+		t.mu.Unlock()
+		<-t.wake
+	}
+}
+
+// Close ends the copy's side: the call feeds it no more.
+func (t *grpcTee) Close() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gone, t.buf = true, nil
+	t.signal()
+	return nil
 }

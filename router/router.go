@@ -761,8 +761,10 @@ type Stats struct {
 	// (match.RegexBudget) without a match.
 	RegexBudgetExceeded uint64
 	// MirrorsDropped counts mirrored copies (mirror-target) not sent:
-	// MirrorInFlight were in flight already, or the body was a gRPC
-	// stream. MirrorsFailed counts copies whose exchange failed.
+	// MirrorInFlight were in flight already, or, of a gRPC call, a
+	// mirror-target copy, or a Service mirror's copy that fell behind the
+	// call or whose call ended before its body did.
+	// MirrorsFailed counts copies whose exchange failed.
 	MirrorsDropped, MirrorsFailed uint64
 	// HeadersDropped counts header values not sent because, their
 	// variables expanded, they held CR, LF, NUL or another control byte
@@ -901,6 +903,7 @@ func New(o Options) *Router {
 	}
 	r.auth.digest.init()
 	r.mirrors.send = r.sendMirror
+	r.mirrors.h2c, r.mirrors.h2 = up.h2c, up.h2
 	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
 		r.auth.checks = make(chan struct{}, n)
 	}

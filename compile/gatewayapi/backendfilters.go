@@ -12,8 +12,7 @@ import (
 // only to the requests sent to that backend, after the rule's
 // (compile.WeightedBackend): RequestHeaderModifier,
 // ResponseHeaderModifier, URLRewrite and RequestRedirect, once each, and
-// RequestMirror, as often as given (a GRPCRoute's is not served, as its
-// rule's is not: the backend is served without it). Any other filter
+// RequestMirror, as often as given. Any other filter
 // there warns and says why (unserved), and the backend's share answers
 // 500, as a filter that cannot be applied must not be skipped (Gateway
 // API, HTTPRouteFilter).
@@ -34,11 +33,7 @@ func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []g
 			unserved = "path modifier " + strconv.Quote(string(f.URLRewrite.Path.Type)) + " without its value"
 			ff += ".urlRewrite.path"
 		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
-			if t.routeKind() == compile.GRPCRouteKind {
-				t.warn(Unsupported, r, ff, "RequestMirror is not served on a GRPCRoute: a call's body is streamed to the backend, never held whole to copy; the backend is served without this mirror")
-			} else {
-				wb.Mirrors = append(wb.Mirrors, t.mirror(r, ff, f.RequestMirror, "the backend"))
-			}
+			wb.Mirrors = append(wb.Mirrors, t.mirror(r, ff, f.RequestMirror, "the backend"))
 			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && wb.Redirect == nil:
 			if wb.Redirect = redirect(ff, f.RequestRedirect); wb.Redirect != nil {

@@ -100,10 +100,8 @@ filters:
 		case f.Type == gwv1.GRPCRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 		case f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil:
-			// A gRPC call's body goes to the backend as it comes, never
-			// read whole, so the router has no copy to send (it would drop
-			// each one, router.Stats.MirrorsDropped): said here, once.
-			t.warn(Unsupported, shell, ff, "RequestMirror is not served on a GRPCRoute: a call's body is streamed to the backend, never held whole to copy; the rule is served without this mirror")
+			// The router feeds the call's body to the copy as it streams.
+			out.Mirrors = append(out.Mirrors, t.mirror(shell, ff, f.RequestMirror, "the rule"))
 		default:
 			t.warn(Unsupported, shell, ff, "filter "+string(f.Type)+" is not served here (or given twice, or without its settings); the rule's requests answer 500")
 			w := t.warnings[len(t.warnings)-1]
@@ -141,9 +139,8 @@ filters:
 
 // httpFilters are a GRPCRoute backendRef's filters as an HTTPRoute's,
 // which backendFilters serves alike: the header modifiers, once each,
-// after the rule's; a mirror there is not served (the backend is served
-// without it, as the rule is without its own), and an ExtensionRef is
-// refused, and the backend's share with it.
+// after the rule's, and RequestMirror, as often as given; an ExtensionRef
+// is refused, and the backend's share with it.
 func httpFilters(fs []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
 	var out []gwv1.HTTPRouteFilter
 	for _, f := range fs {

@@ -199,3 +199,43 @@ func TestGRPCMirrorDeadService(t *testing.T) {
 	require.Eventually(t, func() bool { return r.Stats().MirrorsFailed == 1 }, 5*time.Second, 10*time.Millisecond)
 	assert.Zero(t, r.Stats().MirrorsDropped)
 }
+
+// The copy carries the headers the call is sent with after the rule's
+// and the backendRef's RequestHeaderModifier (which edit the request as
+// it is routed), as an HTTPRoute's copy does.
+func TestGRPCMirrorAfterHeaderFilters(t *testing.T) {
+	main, mainCalls := grpcSink(t, "main")
+	copyAddr, copies := grpcSink(t, "copy")
+	m := grpcMirrorTo(copyAddr)
+	snippet := func(ops ...match.SnippetOp) *match.Snippet {
+		sn, err := match.NewSnippet(match.Snippet{Ops: ops})
+		require.NoError(t, err)
+		return sn
+	}
+	r := newTestRouter(Options{ReadTimeout: 5 * time.Second})
+	t.Cleanup(r.CloseIdleConnections)
+	be := backend("app/grpc:50051", match.GRPC, match.Serving, main)
+	rt := route(match.Prefix, "/pkg.Svc", be)
+	rt.Snippet = snippet(match.SnippetOp{Kind: match.OpSetInput, Name: "Rule", Value: "set", Always: true},
+		match.SnippetOp{Kind: match.OpClearInput, Name: "X-Client"})
+	rt.Split = &match.Split{Alternatives: []match.Alternative{{Backend: be, Weight: 1, Mirrors: []*match.Mirror{m},
+		Snippet: snippet(match.SnippetOp{Kind: match.OpSetInput, Name: "Backend", Value: "one", Always: true})}}}
+	r.Publish(mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vhost("grpc.test", nil, rt)}, Backends: []*match.Backend{be, m.Backend}}))
+	front := h1AndH2CServer(t, r)
+	got, status := callGRPC(t, front.URL, "\x00\x00\x00\x00\x01z")
+	assert.Equal(t, "main", got)
+	assert.Equal(t, "0", status)
+	sent := (<-mainCalls).header
+	var c grpcCall
+	select {
+	case c = <-copies:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no mirrored call arrived")
+	}
+	for _, h := range []string{"Rule", "Backend", "X-Client"} {
+		assert.Equal(t, sent.Get(h), c.header.Get(h), h)
+	}
+	assert.Equal(t, "set", c.header.Get("Rule"))
+	assert.Equal(t, "one", c.header.Get("Backend"))
+	assert.Empty(t, c.header.Get("X-Client"))
+}

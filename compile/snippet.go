@@ -229,7 +229,11 @@ const (
 	scopeLocation
 	scopeSnippetLocation // a location block in a server-snippet
 	scopeIf
+	scopeServerIf // an if at server level, where nginx takes fewer directives
 )
+
+// inIf reports an if block's scope, at either level.
+func (s snippetScope) inIf() bool { return s == scopeIf || s == scopeServerIf }
 
 // block translates the directives of one block.
 func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *snippetTranslation) (ops []match.SnippetOp, access []match.AccessRule) {
@@ -252,7 +256,11 @@ func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *
 				continue
 			}
 			ok()
-			op.Then, _ = r.block(d.Block, scopeIf, t)
+			inner := scopeIf
+			if scope == scopeServer {
+				inner = scopeServerIf
+			}
+			op.Then, _ = r.block(d.Block, inner, t)
 			ops = append(ops, op)
 		case "location":
 			if scope != scopeServer {
@@ -266,7 +274,7 @@ func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *
 				t.locs = append(t.locs, l)
 			}
 		case "allow", "deny":
-			if scope == scopeIf || len(d.Args) != 1 {
+			if scope.inIf() || len(d.Args) != 1 {
 				ignore(SnippetAnswerIgnored, "takes one address, CIDR or all, outside if (nginx refuses it otherwise); ramjet does nothing instead")
 				continue
 			}
@@ -292,6 +300,9 @@ func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *
 			}
 			op, why := snippetOps(d, scope)
 			switch {
+			case why != "" && scope == scopeServerIf && locationIfOnly[d.Name]:
+				// ingress-nginx cannot load the Ingress at all.
+				ignore(SnippetAnswerIgnored, why)
 			case why != "":
 				ignore(answerChanging(d.Name), why)
 			case op == nil:
@@ -357,7 +368,7 @@ func answerChanging(name string) Reason {
 // ifOp reads an if's condition: ($var), ($var = s), ($var != s), and the
 // regular expression forms; file tests have no equivalent.
 func (r *snippetReader) ifOp(d *nginxconf.Directive, scope snippetScope, _ *snippetTranslation) (match.SnippetOp, string) {
-	if scope == scopeIf {
+	if scope.inIf() {
 		return match.SnippetOp{}, "nginx does not allow an if inside an if"
 	}
 	args := slices.Clone(d.Args)
@@ -436,11 +447,22 @@ func accessRule(deny bool, arg string) (match.AccessRule, bool) {
 	return match.AccessRule{}, false
 }
 
+// locationIfOnly are the directives nginx takes in an if only inside a
+// location (add_header's and expires' "if in location", headers-more's
+// "location if"), not in a server's if as return, rewrite and set.
+var locationIfOnly = map[string]bool{
+	"add_header": true, "expires": true,
+	"more_set_headers": true, "more_clear_headers": true, "more_set_input_headers": true, "more_clear_input_headers": true,
+}
+
 // snippetOps translates a header, return or rewrite directive; nil ops
 // and no reason for one it does not know.
 func snippetOps(d *nginxconf.Directive, scope snippetScope) ([]match.SnippetOp, string) {
 	a := d.Args
 	var ops []match.SnippetOp
+	if scope == scopeServerIf && locationIfOnly[d.Name] {
+		return nil, "nginx allows it in an if only inside a location, and refuses it in a server's if (\"is not allowed here\"), so ingress-nginx's configuration test fails; ramjet does nothing instead"
+	}
 	switch d.Name {
 	case "more_set_headers", "more_clear_headers", "more_set_input_headers", "more_clear_input_headers":
 		var statuses []int
@@ -521,7 +543,7 @@ func snippetOps(d *nginxconf.Directive, scope snippetScope) ([]match.SnippetOp, 
 		if len(a) != 2 {
 			return nil, "takes a name and a value; ramjet does nothing instead"
 		}
-		if scope == scopeIf {
+		if scope.inIf() {
 			return nil, "nginx does not allow proxy_set_header inside if; ramjet does nothing instead"
 		}
 

@@ -85,6 +85,15 @@ func TestSnippetWarnings(t *testing.T) {
 		{"pcre only", "configuration-snippet", "rewrite ^/(?=a)b /c;",
 			[]string{"SnippetAnswerIgnored line 1: rewrite: its regular expression is not one ramjet's RE2 engine reads"}},
 		{"return 444 is translated", "configuration-snippet", "return 444;", nil},
+		// nginx allows the header directives in an if of a location only
+		// (add_header: "if in location"; headers-more: "location if"):
+		// in a server's if its configuration test fails.
+		{"add_header inside a server's if", "server-snippet", "if ($host = a.example.com) {\n  add_header X-A 1;\n  more_set_headers \"X-B: 1\";\n  expires 1h;\n}",
+			[]string{"SnippetAnswerIgnored line 2: add_header: nginx allows it in an if only inside a location",
+				"SnippetAnswerIgnored line 3: more_set_headers: nginx allows it in an if only inside a location",
+				"SnippetAnswerIgnored line 4: expires: nginx allows it in an if only inside a location"}},
+		{"add_header inside a location's if is translated", "configuration-snippet", "if ($host = a.example.com) { add_header X-A 1; }", nil},
+		{"return inside a server's if is translated", "server-snippet", "if ($host = a.example.com) { return 404; }", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ws := compileOK(t, protocolSnapshot(NginxPrefix+tc.key, tc.src), snippetsOn)

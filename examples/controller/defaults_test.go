@@ -46,7 +46,7 @@ func TestCompileOptionsDefaultBackendService(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := config{options: compile.Options{IngressClass: "x"}, defaultBackendService: tt.ref}
 			got := compileOptions(cfg, tt.services)
-			if diff := cmp.Diff(compile.Options{IngressClass: "x", DefaultBackend: tt.want, ExtensionKeys: modSecurityKeys}, got); diff != "" {
+			if diff := cmp.Diff(compile.Options{IngressClass: "x", DefaultBackend: tt.want, ExtensionKeys: modSecurityKeys, ReservedPorts: nginxReservedPorts}, got); diff != "" {
 				t.Errorf("compileOptions (-want +got):\n%s", diff)
 			}
 		})

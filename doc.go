@@ -3494,7 +3494,8 @@
 // serves, unless exactly one of the two carries canary "true"
 // (ingress-nginx compares the annotation's presence, so canary "false"
 // admits). An Ingress ingress-nginx would not store (its annotations
-// refused, or its deep inspector's patterns found) owns no path. Another
+// refused, its deep inspector's patterns found, or a word of the
+// blocklist in an nginx value) owns no path. Another
 // class's Ingress is not reviewed at all (ingress-nginx's deep inspector
 // looks at those too). With
 // --admission-reject-severity the controller also refuses warnings of that

@@ -44,6 +44,9 @@ type AdmissionSettings struct {
 	LaxPathType bool
 	// WordBlocklist is annotation-value-word-blocklist, split at commas.
 	WordBlocklist []string
+	// storeWords are the same words untrimmed, as ingress-nginx's store
+	// looks for them (checkBadAnnotationValue); nil: WordBlocklist's.
+	storeWords []string
 	// NoDeepInspect is --deep-inspect=false.
 	NoDeepInspect bool
 }
@@ -59,6 +62,7 @@ func ReadAdmissionSettings(data map[string]string) AdmissionSettings {
 	if v := strings.TrimSpace(data["annotation-value-word-blocklist"]); v != "" {
 		for w := range strings.SplitSeq(v, ",") {
 			s.WordBlocklist = append(s.WordBlocklist, strings.TrimSpace(w))
+			s.storeWords = append(s.storeWords, w)
 		}
 	}
 	return s
@@ -613,16 +617,27 @@ func deepInspectRefuses(v string) bool {
 }
 
 // nginxStored reports whether ingress-nginx keeps ing in its store: the
-// deep inspector (unless s turns it off) and its annotation parsers do
-// not refuse it. An Ingress the inspector refuses is dropped by the
-// store's event handlers before it is synced.
+// deep inspector (unless s turns it off), the word blocklist and its
+// annotation parsers do not refuse it. An Ingress the inspector refuses
+// is dropped by the store's event handlers before it is synced, one with
+// a blocked word by syncIngress.
 func nginxStored(ing *networkingv1.Ingress, s AdmissionSettings, level nginxRisk, st nginxStore) bool {
 	if deepInspect(ing, s) != "" {
 		return false
 	}
+	words := s.storeWords
+	if words == nil {
+		words = s.WordBlocklist
+	}
 	keys := make([]string, 0, len(ing.Annotations))
-	for k := range ing.Annotations {
+	for k, v := range ing.Annotations {
 		if strings.HasPrefix(k, NginxPrefix) {
+			for _, w := range words {
+				// An empty word, which the webhook's refusal skips too.
+				if w != "" && strings.Contains(v, w) {
+					return false
+				}
+			}
 			keys = append(keys, k)
 		}
 	}

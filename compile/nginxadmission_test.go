@@ -261,3 +261,25 @@ func TestReviewOverlapSkipsDeepInspected(t *testing.T) {
 	require.Equal(t, `host "a.example.com" and path "/api" is already defined in ingress prod/old`,
 		NewReviewer(s, Options{}, AdmissionSettings{NoDeepInspect: true}).Review(fresh).Refusal)
 }
+
+// Nor does the store hold an Ingress with a word of
+// annotation-value-word-blocklist in an nginx value (syncIngress,
+// checkBadAnnotationValue), whose words are the list split at commas and
+// not trimmed: " lua_package" is looked for with its space.
+func TestReviewOverlapSkipsBlocklisted(t *testing.T) {
+	settings := ReadAdmissionSettings(map[string]string{"annotation-value-word-blocklist": "load_module, lua_package"})
+	fresh := mkIngress("prod", "new", 3, withRules(mkRule("a.example.com", prefix("/api", "web", 80))))
+	for _, tt := range []struct {
+		value, want string
+	}{
+		{"/load_module", ""},
+		{"/x lua_package", ""},
+		{"/lua_package", `host "a.example.com" and path "/api" is already defined in ingress prod/old`},
+		{"/other", `host "a.example.com" and path "/api" is already defined in ingress prod/old`},
+	} {
+		old := mkIngress("prod", "old", 1, withAnnotations(NginxPrefix+"x-forwarded-prefix", tt.value),
+			withRules(mkRule("a.example.com", prefix("/api", "web", 80))))
+		s := mkSnapshot(mkService("prod", "web", ":80:"), old)
+		require.Equal(t, tt.want, NewReviewer(s, Options{}, settings).Review(fresh).Refusal, tt.value)
+	}
+}

@@ -3484,8 +3484,8 @@
 // name; with strict-validate-path-type (on by default) an Exact or Prefix
 // path outside [A-Za-z0-9._/-]; a word of annotation-value-word-blocklist
 // in an nginx.ingress.kubernetes.io/ value; any *-snippet annotation while
-// allow-snippet-annotations is off; an nginx annotation riskier than
-// annotations-risk-level (snippets are Critical, the default level
+// allow-snippet-annotations is off; an nginx annotation (or a key without
+// a prefix spelling its name) riskier than annotations-risk-level (snippets are Critical, the default level
 // High); a value its validator refuses, for the keys whose parser passes
 // the refusal on (load-balance, upstream-hash-by, default-backend, the
 // redirects, server-alias, limit-rps, ...; a timeout that does not parse

@@ -31,8 +31,9 @@ import (
 //   - allow-snippet-annotations off (the default): any annotation whose
 //     key ends in "-snippet";
 //   - the annotation parsers: an nginx.ingress.kubernetes.io/ annotation
-//     riskier than annotations-risk-level (snippets are Critical, the
-//     default level High), or a value its validator refuses where the
+//     (or a key without a prefix spelling its name) riskier than
+//     annotations-risk-level (snippets are Critical, the default level
+//     High), or a value its validator refuses where the
 //     parser passes the refusal on (others fall back to a default);
 //   - a host and path (the path string, whatever its type) already served
 //     by another Ingress, unless exactly one of the two is a canary.
@@ -495,13 +496,16 @@ func nginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings, st 
 }
 
 // annotationRefusal is why ingress-nginx's annotation parsers refuse
-// annotations (keys sorted): too risky for level, or a value refused.
+// annotations (keys sorted, all of them): too risky for level, or a
+// value refused.
 // An Ingress they refuse is also left out of ingress-nginx's store.
 func annotationRefusal(anns map[string]string, keys []string, level nginxRisk, st nginxStore) string {
 	for _, k := range keys {
-		name, ok := strings.CutPrefix(k, NginxPrefix)
-		if !ok {
-			continue
+		// A key without the prefix is judged by its name as it stands
+		// (CheckAnnotationRisk trims the prefix only where it is).
+		name := strings.TrimPrefix(k, NginxPrefix)
+		if strings.Contains(name, "/") {
+			continue // another prefix's: no name of ingress-nginx's
 		}
 		c, known := nginxChecks[name]
 		if !known {
@@ -638,8 +642,8 @@ func nginxStored(ing *networkingv1.Ingress, s AdmissionSettings, level nginxRisk
 					return false
 				}
 			}
-			keys = append(keys, k)
 		}
+		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	return annotationRefusal(ing.Annotations, keys, level, st) == ""

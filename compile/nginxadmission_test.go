@@ -39,6 +39,13 @@ func TestNginxRefusal(t *testing.T) {
 			Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, AdmissionSettings{}, ""},
 		{"risk level Medium refuses a High annotation", mkIngress("prod", "a", 1, rule, withAnnotations(NginxPrefix+"server-alias", "b.example.com")),
 			Options{AnnotationsRiskLevel: "Medium"}, AdmissionSettings{}, "annotation nginx.ingress.kubernetes.io/server-alias is too risky for environment: it is High-risk and annotations-risk-level is Medium"},
+		// ingress-nginx's risk check trims the prefix where there is one
+		// (CheckAnnotationRisk, TrimAnnotationPrefix), so a key without
+		// one is judged by its name.
+		{"a key without the prefix has its risk", mkIngress("prod", "a", 1, rule, withAnnotations("configuration-snippet", "more_set_headers x;")),
+			Options{AllowSnippetAnnotations: true}, AdmissionSettings{}, "annotation configuration-snippet is too risky for environment: it is Critical-risk and annotations-risk-level is High"},
+		{"a key without the prefix has its risk, below the level", mkIngress("prod", "a", 1, rule, withAnnotations("server-alias", "b.example.com", "load-balance", "random")),
+			Options{}, AdmissionSettings{}, ""},
 		{"strict path type", mkIngress("prod", "a", 1, withRules(mkRule("a.example.com", prefix("/a$", "web", 80)))),
 			Options{}, AdmissionSettings{}, "ingress contains invalid paths: path /a$ cannot be used with pathType Prefix"},
 		{"strict-validate-path-type false", mkIngress("prod", "a", 1, withRules(mkRule("a.example.com", prefix("/a$", "web", 80)))),

@@ -93,15 +93,21 @@ func TestBackendBodyStall(t *testing.T) {
 // reads for the read timeout ends the call through router/h2's client too,
 // and one whose messages keep coming is served whole.
 func TestGRPCBodyStall(t *testing.T) {
-	const read = 400 * time.Millisecond
 	for _, stall := range []bool{false, true} {
+		// Trickling, each gap is a tenth of the timeout, so a starved
+		// machine stretching one does not look like a stall, and the
+		// messages take longer than the timeout in all.
+		read, messages := time.Second, 14
+		if stall {
+			read = 400 * time.Millisecond
+		}
 		t.Run(map[bool]string{false: "trickling", true: "stalled"}[stall], func(t *testing.T) {
 			release := make(chan struct{})
 			s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/grpc")
-				for i := range 4 {
+				for i := range messages {
 					if i > 0 {
-						time.Sleep(read / 3)
+						time.Sleep(read / 10)
 					}
 					_, _ = w.Write([]byte{0, 0, 0, 0, 1, byte('a' + i)})
 					w.(http.Flusher).Flush()
@@ -139,7 +145,7 @@ func TestGRPCBodyStall(t *testing.T) {
 			took := time.Since(start)
 			if !stall {
 				assert.NoError(t, err)
-				assert.Len(t, body, 24)
+				assert.Len(t, body, 6*messages)
 				assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
 				assert.Greater(t, took, read, "the messages took longer than the timeout in all")
 				return

@@ -607,8 +607,12 @@ func TestFaults(t *testing.T) {
 		t.Logf("%d handshakes; from a Secret update to the first handshake with its certificate: median %s, max %s (debounce %s)",
 			len(handshakes), delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond), debounce)
 		// The debounce, then the watch, the rebuild and one request
-		// interval of this load (10 ms per worker round).
-		require.LessOrEqual(t, delays[len(delays)-1], debounce+300*time.Millisecond, "slowest rotation")
+		// interval of this load (10 ms per worker round). The median holds
+		// it, so certificates served an update late (600 ms more) still
+		// fail; a starved machine may stall one rotation's watch or
+		// rebuild, so the slowest gets a second more.
+		require.LessOrEqual(t, delays[len(delays)/2], debounce+300*time.Millisecond, "median rotation")
+		require.LessOrEqual(t, delays[len(delays)-1], debounce+time.Second, "slowest rotation")
 	})
 
 	t.Run("6 stop signal during traffic: the drain serves, no client sees a reset, the process exits within the grace period", func(t *testing.T) {

@@ -18,15 +18,13 @@ import (
 )
 
 // debounceRun feeds debounce the signals of schedule (offsets from the
-// start) and returns when each rebuild began, as offsets too.
-func debounceRun(t *testing.T, quiet, maxWait time.Duration, schedule []time.Duration, settle time.Duration) []time.Duration {
+// start) and returns when each rebuild began, as offsets too, and how
+// late the latest signal was sent.
+func debounceRun(t *testing.T, quiet, maxWait time.Duration, schedule []time.Duration, settle time.Duration) (rebuilds []time.Duration, late time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	changes := make(chan struct{}, 1)
-	var (
-		mu       sync.Mutex
-		rebuilds []time.Duration
-	)
+	var mu sync.Mutex
 	began := time.Now()
 	done := make(chan struct{})
 	go func() {
@@ -39,6 +37,7 @@ func debounceRun(t *testing.T, quiet, maxWait time.Duration, schedule []time.Dur
 	}()
 	for _, at := range schedule {
 		time.Sleep(time.Until(began.Add(at)))
+		late = max(late, time.Since(began)-at)
 		select {
 		case changes <- struct{}{}:
 		default:
@@ -49,7 +48,7 @@ func debounceRun(t *testing.T, quiet, maxWait time.Duration, schedule []time.Dur
 	<-done
 	mu.Lock()
 	defer mu.Unlock()
-	return rebuilds
+	return rebuilds, late
 }
 
 func every(step, until time.Duration) []time.Duration {
@@ -118,7 +117,18 @@ func TestDebounce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, debounceRun(t, quiet, maxWait, tt.schedule, 150*time.Millisecond))
+			// A starved sender feeds debounce another schedule than the
+			// check expects (a burst split by a quiet spell, churn with a
+			// gap): such a run is repeated, the last one checked.
+			for attempt := 1; ; attempt++ {
+				rebuilds, late := debounceRun(t, quiet, maxWait, tt.schedule, 150*time.Millisecond)
+				if late > slack/4 && attempt < 5 {
+					t.Logf("attempt %d: a signal was sent %v late", attempt, late)
+					continue
+				}
+				tt.check(t, rebuilds)
+				return
+			}
 		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"log/slog"
+	"maps"
 	"net/http/httptest"
 	"strconv"
 	"testing"
@@ -56,18 +57,11 @@ func TestConfigMapAccessLogKeys(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, format := range []string{accessLogUpstreamInfo, accessLogText, accessLogJSON} {
-				c := flagsWith(t, "-access-log-format", format)
-				data := map[string]string{"log-format-upstream": "$request_uri"}
+				line := "$request_uri"
 				if format != accessLogUpstreamInfo {
-					data = map[string]string{} // the -access-log-format line
+					line = "" // the -access-log-format line
 				}
-				for k, v := range tc.data {
-					data[k] = v
-				}
-				require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
-				var out bytes.Buffer
-				c.accessLogOut = &out
-				c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+				c, out := accessLogWith(t, line, tc.data, "-access-log-format", format)
 				observe := requestObserver(c, nil)
 				require.NotNil(t, observe)
 				var want []string
@@ -100,12 +94,7 @@ func TestConfigMapLogFormatEscapeNone(t *testing.T) {
 		{map[string]string{"log-format-escape-none": "true"}, `a "quoted" \ agent` + "\n"},
 		{map[string]string{"log-format-escape-none": "true", "log-format-escape-json": "true"}, `a "quoted" \ agent` + "\n"},
 	} {
-		c := flagsWith(t)
-		tc.data["log-format-upstream"] = "$http_user_agent"
-		require.Empty(t, applyConfigMap(&c, cmData(tc.data), c.flagsSet))
-		var out bytes.Buffer
-		c.accessLogOut = &out
-		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		c, out := accessLogWith(t, "$http_user_agent", tc.data)
 		requestObserver(c, nil)(rec)
 		assert.Equal(t, tc.want, out.String(), "%v", tc.data)
 	}
@@ -134,15 +123,7 @@ func TestAccessLogRequestIDAlwaysFilled(t *testing.T) {
 		{map[string]string{"generate-request-id": "false"}, own, "^-\n$"},
 		{map[string]string{"generate-request-id": "false"}, withHeader, "^from-the-client\n$"},
 	} {
-		c := flagsWith(t)
-		data := map[string]string{"log-format-upstream": "$req_id"}
-		for k, v := range tc.data {
-			data[k] = v
-		}
-		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
-		var out bytes.Buffer
-		c.accessLogOut = &out
-		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		c, out := accessLogWith(t, "$req_id", tc.data)
 		requestObserver(c, nil)(tc.rec)
 		assert.Regexp(t, tc.want, out.String(), "%v", tc.data)
 	}
@@ -163,11 +144,7 @@ func TestConfigMapDisableAccessLog(t *testing.T) {
 		{map[string]string{"disable-http-access-log": "true"}, false},
 		{map[string]string{"disable-access-log": "false", "disable-http-access-log": "false"}, true},
 	} {
-		c := flagsWith(t)
-		require.Empty(t, applyConfigMap(&c, cmData(tc.data), c.flagsSet), "%v", tc.data)
-		var out bytes.Buffer
-		c.accessLogOut = &out
-		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		c, out := accessLogWith(t, "", tc.data)
 		requestObserver(c, nil)(rec)
 		assert.Equal(t, tc.logged, out.Len() > 0, "%v: %q", tc.data, out.String())
 	}
@@ -195,15 +172,7 @@ func TestConfigMapAuthAccessLog(t *testing.T) {
 		{map[string]string{"enable-auth-access-log": "false"}, mainLine},
 		{map[string]string{"enable-auth-access-log": "true"}, "/_external-auth-L2FwcC8-Prefix [-] /app/x?a=1 401 0 10.0.0.9:8080 401 req-1\n" + mainLine},
 	} {
-		c := flagsWith(t)
-		data := map[string]string{"log-format-upstream": "$uri [$args] $request_uri $status $request_length $upstream_addr $upstream_status $req_id"}
-		for k, v := range tc.data {
-			data[k] = v
-		}
-		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
-		var out bytes.Buffer
-		c.accessLogOut = &out
-		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		c, out := accessLogWith(t, "$uri [$args] $request_uri $status $request_length $upstream_addr $upstream_status $req_id", tc.data)
 		o := routerOptions(c, slog.New(slog.DiscardHandler), nil)
 		require.NotNil(t, o.AuthObserver, "%v", tc.data)
 		o.AuthObserver(sub)
@@ -237,16 +206,26 @@ func TestAccessLogNginxRequestID(t *testing.T) {
 		{nil, fromClient, "^[0-9a-f]{32} from-the-client\n$"},
 		{map[string]string{"generate-request-id": "false"}, notMade, "^[0-9a-f]{32} -\n$"},
 	} {
-		c := flagsWith(t)
-		data := map[string]string{"log-format-upstream": "$request_id $req_id"}
-		for k, v := range tc.data {
-			data[k] = v
-		}
-		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
-		var out bytes.Buffer
-		c.accessLogOut = &out
-		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		c, out := accessLogWith(t, "$request_id $req_id", tc.data)
 		requestObserver(c, nil)(tc.rec)
 		assert.Regexp(t, tc.want, out.String(), "%v", tc.data)
 	}
+}
+
+// accessLogWith is the configuration of flags and a ConfigMap of data,
+// with log-format-upstream set to line unless that is empty, and the
+// buffer its access log writes to.
+func accessLogWith(t *testing.T, line string, data map[string]string, flags ...string) (config, *bytes.Buffer) {
+	t.Helper()
+	c := flagsWith(t, flags...)
+	cm := map[string]string{}
+	if line != "" {
+		cm["log-format-upstream"] = line
+	}
+	maps.Copy(cm, data)
+	require.Empty(t, applyConfigMap(&c, cmData(cm), c.flagsSet), "%v", data)
+	out := &bytes.Buffer{}
+	c.accessLogOut = out
+	c.accessLog = &liveAccessLog{out: out, format: c.accessLogFormat}
+	return c, out
 }

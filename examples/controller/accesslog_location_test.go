@@ -96,13 +96,7 @@ spec:
 // custom-default-backend-<namespace>-<service> (controller.go
 // createUpstreams).
 func TestLogUpstreamNameOfLocation(t *testing.T) {
-	backend := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	defer backend.Close()
-	ip, port, err := net.SplitHostPort(backend.Listener.Addr().String())
-	require.NoError(t, err)
-	snap, _, err := manifest.Decode("objects.yaml", fmt.Appendf(nil, upstreamNameObjects, ip, port))
-	require.NoError(t, err)
-	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
+	res := compileBesideBackend(t, upstreamNameObjects)
 
 	var out bytes.Buffer
 	log, unknown := newNginxAccessLog(&out, `$status [$proxy_upstream_name] $service_name`, escapeDefault, false)
@@ -122,4 +116,18 @@ func TestLogUpstreamNameOfLocation(t *testing.T) {
 		r.ServeHTTP(httptest.NewRecorder(), req)
 		assert.Equal(t, want, strings.TrimSuffix(out.String(), "\n"), host)
 	}
+}
+
+// compileBesideBackend compiles objects, a manifest whose endpoints are
+// %[1]s (address) and %[2]s (port), with those of a backend on loopback
+// that answers 200 until the test ends.
+func compileBesideBackend(t *testing.T, objects string) compile.Result {
+	t.Helper()
+	backend := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(backend.Close)
+	ip, port, err := net.SplitHostPort(backend.Listener.Addr().String())
+	require.NoError(t, err)
+	snap, _, err := manifest.Decode("objects.yaml", fmt.Appendf(nil, objects, ip, port))
+	require.NoError(t, err)
+	return compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
 }

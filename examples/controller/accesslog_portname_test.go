@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -86,13 +82,7 @@ spec:
 // by number, though both reach the same Service port; the canary label
 // of the request metrics is that name too.
 func TestLogPortAsWritten(t *testing.T) {
-	backend := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	defer backend.Close()
-	ip, port, err := net.SplitHostPort(backend.Listener.Addr().String())
-	require.NoError(t, err)
-	snap, _, err := manifest.Decode("objects.yaml", fmt.Appendf(nil, portNameObjects, ip, port))
-	require.NoError(t, err)
-	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
+	res := compileBesideBackend(t, portNameObjects)
 	require.Empty(t, res.Warnings)
 
 	var out bytes.Buffer

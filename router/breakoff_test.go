@@ -56,31 +56,9 @@ func breakingBackend(t *testing.T, head string) string {
 // with the head and bytes still unsent, and the client got no answer at
 // all.
 func TestBackendBreaksOffBody(t *testing.T) {
-	for _, tc := range []struct {
-		name, head string
-	}{
-		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"},
-		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"},
-	} {
-		for _, tr := range proxyPaths() {
-			for _, buffering := range []bool{false, true} {
-				t.Run(fmt.Sprint(tc.name, " ", tr.name, " buffering=", buffering), func(t *testing.T) {
-					o := Options{Transport: tr.rt}
-					pol := &match.Policy{Proxy: &match.Proxying{Buffering: buffering, MaxTempFileSize: -1}}
-					addr := h1EdgeRouterWith(t, o, breakingBackend(t, tc.head), pol, nil)
-					c, br := h1EdgeDial(t, addr)
-					_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: shop.example.com\r\n\r\n")
-					require.NoError(t, err)
-					res, err := http.ReadResponse(br, nil)
-					require.NoError(t, err, "the client got no answer")
-					assert.Equal(t, http.StatusOK, res.StatusCode)
-					b, err := io.ReadAll(res.Body)
-					assert.Equal(t, "abc", string(b))
-					assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the answer looked whole")
-				})
-			}
-		}
-	}
+	testBreakOff(t, func(t *testing.T, o Options, backend string, pol *match.Policy) string {
+		return h1EdgeRouterWith(t, o, backend, pol, nil)
+	})
 }
 
 // TestProxiedAnswerWithoutContentType: a backend's answer without a
@@ -119,6 +97,23 @@ func TestProxiedAnswerWithoutContentType(t *testing.T) {
 // nginx does; ReverseProxy's abort dropped what the server still
 // buffered, and the client got no answer at all.
 func TestBackendBreaksOffBodyNetHTTP(t *testing.T) {
+	testBreakOff(t, func(t *testing.T, o Options, backend string, pol *match.Policy) string {
+		r := newTestRouter(o)
+		r.Publish(table("edge", vhost("", nil, policyRoute("/", httpBackend("prod/web:80", backend), pol))))
+		t.Cleanup(r.CloseIdleConnections)
+		front := httptest.NewUnstartedServer(r)
+		front.Config.ErrorLog = log.New(io.Discard, "", 0)
+		front.Start()
+		t.Cleanup(front.Close)
+		return front.Listener.Addr().String()
+	})
+}
+
+// testBreakOff asks, through the router a front serves on the address it
+// returns, for an answer its backend breaks off after "abc" (length
+// given, or chunked), on each proxy path, buffered or not: the client
+// gets the status and "abc", then the connection ends short.
+func testBreakOff(t *testing.T, front func(t *testing.T, o Options, backend string, pol *match.Policy) string) {
 	for _, tc := range []struct {
 		name, head string
 	}{
@@ -128,23 +123,16 @@ func TestBackendBreaksOffBodyNetHTTP(t *testing.T) {
 		for _, tr := range proxyPaths() {
 			for _, buffering := range []bool{false, true} {
 				t.Run(fmt.Sprint(tc.name, " ", tr.name, " buffering=", buffering), func(t *testing.T) {
-					r := newTestRouter(Options{Transport: tr.rt})
-					b := httpBackend("prod/web:80", breakingBackend(t, tc.head))
 					pol := &match.Policy{Proxy: &match.Proxying{Buffering: buffering, MaxTempFileSize: -1}}
-					r.Publish(table("edge", vhost("", nil, policyRoute("/", b, pol))))
-					t.Cleanup(r.CloseIdleConnections)
-					front := httptest.NewUnstartedServer(r)
-					front.Config.ErrorLog = log.New(io.Discard, "", 0)
-					front.Start()
-					t.Cleanup(front.Close)
-					c, br := h1EdgeDial(t, front.Listener.Addr().String())
+					addr := front(t, Options{Transport: tr.rt}, breakingBackend(t, tc.head), pol)
+					c, br := h1EdgeDial(t, addr)
 					_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: shop.example.com\r\n\r\n")
 					require.NoError(t, err)
 					res, err := http.ReadResponse(br, nil)
 					require.NoError(t, err, "the client got no answer")
 					assert.Equal(t, http.StatusOK, res.StatusCode)
-					b2, err := io.ReadAll(res.Body)
-					assert.Equal(t, "abc", string(b2))
+					b, err := io.ReadAll(res.Body)
+					assert.Equal(t, "abc", string(b))
 					assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the answer looked whole")
 				})
 			}

@@ -80,3 +80,43 @@ func TestSpliceSmallPipeCopies(t *testing.T) {
 	require.Equal(t, "hello", string(got))
 	require.NoError(t, <-done)
 }
+
+// TestSpliceWithoutPipeCopies: when no pipe can be made (pipe2 fails for
+// want of file descriptors), the direction copies through user space;
+// the connection was closed.
+func TestSpliceWithoutPipeCopies(t *testing.T) {
+	old := makePipe
+	makePipe = func(int) (*kernelPipe, error) { return nil, syscall.EMFILE }
+	// Pooled pipes would be taken first: hold them until the test ends.
+	var held []*kernelPipe
+	for {
+		p, err := getPipe()
+		if err != nil {
+			break
+		}
+		held = append(held, p)
+	}
+	t.Cleanup(func() {
+		makePipe = old
+		for _, p := range held {
+			putPipe(p, 0)
+		}
+	})
+	in, client := tcpPair(t)
+	backend, out := tcpPair(t)
+	mv, err := newMover(backend, client)
+	require.NoError(t, err)
+	require.IsType(t, &copier{}, mv)
+	defer mv.close()
+	pp := &pipe{idle: time.Minute}
+	pp.last.Store(time.Now().UnixNano())
+	done := make(chan error, 1)
+	go func() { done <- pp.move(mv, backend, client, noCount) }()
+	_, err = in.Write([]byte("hello"))
+	require.NoError(t, err)
+	require.NoError(t, in.CloseWrite())
+	got, err := io.ReadAll(out)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(got))
+	require.NoError(t, <-done)
+}

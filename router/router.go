@@ -587,20 +587,17 @@ func (s Service) WrittenPort() string {
 // locationService is what Record.Location and Record.StandIn say of the
 // location res found.
 func locationService(res match.Result) (Service, bool) {
-	be, name := (*match.Backend)(nil), uint8(0)
+	var be *match.Backend
 	switch {
 	case res.Route != nil && res.Route.Split == nil:
-		be, name = res.Route.Backend, res.Route.PortName
+		be = res.Route.Backend
 	case res.Route == nil && res.Host != nil:
-		be, name = res.Host.Fallback, res.Host.FallbackPortName
+		be = res.Host.Fallback
 	}
 	if be == nil {
 		return Service{}, false
 	}
-	s := Service{Namespace: be.Namespace, Name: be.Name, Port: be.Port}
-	if name != 0 || be.Port == 0 {
-		s.PortName = be.WrittenPort(name)
-	}
+	s := declaredService(res, be)
 	if rp := res.Location().Response; rp != nil && rp.StandIn != nil {
 		// The table routes to the stand-in; the location names its own.
 		s = Service{Namespace: be.Namespace, Name: rp.StandIn.Service, PortName: rp.StandIn.Port}

@@ -2127,10 +2127,12 @@
 //     missing Service or port, an ExternalName Service, or no table
 //     published yet; 502 the backend could not be reached or failed before
 //     answering, or a gRPC request to a backend not marked GRPC or GRPCS
-//     (the message names the backend-protocol fix); 504 the backend sent no
-//     response headers within the read timeout (60 s, or the location's
-//     proxy-read-timeout), or stopped taking the request for its
-//     proxy-send-timeout; 403 a client outside the location's source
+//     (the message names the backend-protocol fix); 504 the backend did not
+//     take the connection within the connect timeout (5 s, or the
+//     location's proxy-connect-timeout; a refused one is 502, as nginx
+//     answers), sent no response headers within the read timeout (60 s,
+//     or the location's proxy-read-timeout), or stopped taking the request
+//     for its proxy-send-timeout; 403 a client outside the location's source
 //     ranges; 503 a location whose source ranges do not parse, and 503
 //     over the location's rate limits (§11.5); 500 the share of a
 //     canary whose Service or port does not exist (§10); 400 a malformed

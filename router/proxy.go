@@ -619,10 +619,12 @@ func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
 	}
 	a := ansUpstreamError
 	switch {
+	case timedOut(err):
+		// A connect that timed out too: nginx's "upstream timed out while
+		// connecting to upstream" is a 504, a refused one a 502.
+		a = ansUpstreamTimeout
 	case unreachable(err):
 		a = ansUnreachable
-	case timedOut(err):
-		a = ansUpstreamTimeout
 	}
 	x.reason = a.reason
 	r.logger.Warn("backend request failed",

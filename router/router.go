@@ -657,7 +657,7 @@ const (
 	ReasonExternalName        = "external-name"        // 503
 	ReasonGRPCNotEnabled      = "grpc-not-enabled"     // 502: gRPC to a non-gRPC backend
 	ReasonUpstreamUnreachable = "upstream-unreachable" // 502: dial or TLS handshake failed
-	ReasonUpstreamTimeout     = "upstream-timeout"     // 504: no response headers within ReadTimeout
+	ReasonUpstreamTimeout     = "upstream-timeout"     // 504: no connection within ConnectTimeout, or no response headers within ReadTimeout
 	ReasonUpstreamError       = "upstream-error"       // 502: the exchange failed after connecting
 	ReasonClientClosed        = "client-closed"        // 499: the client went away first
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS

@@ -104,18 +104,20 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		if err != nil {
 			err = routeTimedOut(ctx, err)
 			// Once a sender started on the body it may be blocked reading
-			// it, so the body cannot be handed to another try even if
-			// nothing of it has been read yet.
-			retry := pc.Reused() && !fresh && h1.NoResponse(err) && !timedOut(err) && ctx.Err() == nil &&
-				idempotent(req.Method) && !pc.BodyStarted()
+			// it, so a streamed body cannot be handed to another try even
+			// if nothing of it has been read yet; one held whole is sent
+			// again from its start (bodyAnew), as nginx resends the body
+			// it buffered.
 			clientErr := pc.ClientError()
 			started := pc.BodyStarted()
+			retry := pc.Reused() && !fresh && h1.NoResponse(err) && !timedOut(err) && ctx.Err() == nil &&
+				idempotent(req.Method) && (!started || x.held() != nil && clientErr == nil && !sendTimedOut(pc))
 			pc.End(false)
 			if retry {
 				// The backend closed the kept-alive connection before it
-				// saw anything of this request: send it again, as
-				// net/http does, on a new connection.
-				fresh = true
+				// answered anything of this request: send it again, as
+				// net/http and nginx do, on a new connection.
+				fresh, outer = true, bodyAnew(x, outer, started)
 				continue
 			}
 			if rr != nil && clientErr == nil && x.retryRoute(outer, rr, !started || x.held() != nil) {
@@ -184,6 +186,13 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		}
 		return
 	}
+}
+
+// sendTimedOut reports a try whose body the backend stopped taking for
+// the send timeout: a slow backend, not a kept-alive connection it closed.
+func sendTimedOut(pc *h1.Conn) bool {
+	we := pc.WriteError()
+	return we != nil && timedOut(we)
 }
 
 // cut ends an answer whose backend broke off its body. The status is

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -153,4 +154,92 @@ func awaitRecord(t *testing.T, rs *records) Record {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.raw[len(rs.raw)-1]
+}
+
+// staleOnSecond is a backend that answers the first request on each
+// connection and keeps the connection, then drops it, resetting it, once
+// the next request's head arrives: the race of a backend closing a
+// kept-alive connection as the proxy reuses it. Each answer names the
+// request's body length and whether the connection was new.
+func staleOnSecond(t *testing.T) string {
+	return rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if n > 0 {
+				_ = c.(*net.TCPConn).SetLinger(0)
+				return
+			}
+			b, err := io.ReadAll(req.Body)
+			if err != nil {
+				return
+			}
+			msg := req.Method + " got " + strconv.Itoa(len(b)) + "\n"
+			_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(msg))+"\r\n\r\n"+msg)
+			if err != nil {
+				return
+			}
+		}
+	})
+}
+
+// TestStaleKeptAliveConnectionResends: a kept-alive connection the
+// backend drops as the next request arrives had nothing of that request
+// acted on. nginx 1.22 (keepalive upstream, request buffering on) sends
+// a GET or a PUT again on a new connection whatever the size of its
+// buffered body, and answers a POST 502 (it was sent, and POST is not
+// idempotent). A PUT whose body is over the 64 KiB sent with the head,
+// in memory or in the temporary file, is sent again whole too. Through
+// both fronts.
+func TestStaleKeptAliveConnectionResends(t *testing.T) {
+	big := strings.Repeat("b", 100<<10)
+	for _, front := range routerFronts {
+		for _, tt := range []struct {
+			name   string
+			method string
+			body   string
+			memory int64 // client-body-buffer-size; 0: the router's 8k, -1: streamed
+			status int
+		}{
+			{"GET", http.MethodGet, "", 0, http.StatusOK},
+			{"PUT small", http.MethodPut, "small", 0, http.StatusOK},
+			{"PUT 100k spilled", http.MethodPut, big, 0, http.StatusOK},
+			{"PUT 100k in memory", http.MethodPut, big, 1 << 20, http.StatusOK},
+			{"POST 100k", http.MethodPost, big, 0, http.StatusBadGateway},
+			// proxy-request-buffering "off": nginx passes on a body that
+			// did not come whole with the head as it reads it, and sends
+			// nothing again once it did.
+			{"PUT 100k streamed", http.MethodPut, big, -1, http.StatusBadGateway},
+		} {
+			t.Run(front+" "+tt.name, func(t *testing.T) {
+				rs := newRecords()
+				r := newTestRouter(Options{Observer: rs.observe})
+				rt := route(match.Prefix, "/", httpBackend("prod/web:80", staleOnSecond(t)))
+				switch {
+				case tt.memory > 0:
+					rt.Policy = &match.Policy{BodyBufferSize: tt.memory}
+				case tt.memory < 0:
+					rt.Policy = &match.Policy{StreamRequestBody: true}
+				}
+				r.Publish(table("stale", vhost("", nil, rt)))
+				addr := routerFront(t, front, r)
+				// A GET without a body leaves the connection in the pool
+				// once answered, with no body sender to wait for.
+				status, got := frontRequest(t, addr, http.MethodGet, "/", "")
+				require.Equal(t, http.StatusOK, status, "the first request opens the connection")
+				require.Equal(t, "GET got 0\n", got)
+				awaitRecord(t, rs)
+
+				status, got = frontRequest(t, addr, tt.method, "/", tt.body)
+				assert.Equal(t, tt.status, status)
+				if tt.status == http.StatusOK {
+					assert.Equal(t, tt.method+" got "+strconv.Itoa(len(tt.body))+"\n", got, "the whole body, sent again")
+				}
+				awaitRecord(t, rs)
+			})
+		}
+	}
 }

@@ -2156,8 +2156,11 @@
 //     through the router's own pools of HTTP/1.1 keep-alive connections,
 //     which writes the request and reads the response on the handler's
 //     goroutine; a connection is reused only when its response was read to
-//     the end, and a reused connection the backend closed before answering
-//     is tried again once when nothing was sent yet. It reads response
+//     the end, and a request whose reused connection the backend closed
+//     before answering is sent again once on a new connection when it is
+//     idempotent and its body, if any, is held whole (not streamed), as
+//     nginx sends again the body it buffered; through net/http's
+//     transports (router.Options.Transport) as well. It reads response
 //     heads as net/http does, up to 1 MiB or the location's
 //     proxy-buffer-size (502 beyond, §11.4, §19), and passes a backend's
 //     Pragma on as it came, without the Cache-Control net/http makes of

@@ -3,6 +3,7 @@ package router
 import (
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"time"
 
 	"ramjet.dev/ramjet/match"
@@ -23,6 +24,9 @@ const maxTries = 3
 // the last one when the request ends. A location's proxy-next-upstream
 // replaces the rule with nginx's conditions (see passOn).
 func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	if resendsStale(x, req) {
+		rt = staleResend{rt: rt, x: x}
+	}
 	p := x.proxying()
 	if p != nil && p.Retry != nil {
 		return x.roundTripRetry(rt, req, p.Retry, p.TryTimeout)
@@ -77,6 +81,54 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 		u.Host = x.endpoint.Addr
 		out.URL = &u
 	}
+}
+
+// resendsStale reports a request that staleResend sends again when the
+// backend drops the kept-alive connection it went out on, as the router's
+// own pool does (serveH1): an idempotent one to an HTTP/1 backend whose
+// body is held whole, or which has none. net/http's transport sends a
+// request again on its own only when it may replay it (GET, HEAD, OPTIONS
+// and TRACE without a body), which the router leaves to it.
+func resendsStale(x *exchange, req *http.Request) bool {
+	if p := x.backend.Protocol; p != match.HTTP && p != match.HTTPS || !idempotent(req.Method) {
+		return false
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		return x.held() != nil
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return false
+	}
+	return true
+}
+
+// staleResend sends a request again, once, when it failed before any
+// response on a connection the transport had kept alive: the backend
+// closed it as the request arrived, and nginx sends such a request to
+// the next try too, its buffered body from the start. The body is kept
+// open for that (the reverse proxy closes it when the request ends).
+type staleResend struct {
+	rt http.RoundTripper
+	x  *exchange
+}
+
+func (s staleResend) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reused bool
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+	first := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	if req.Body != nil && req.Body != http.NoBody {
+		first.Body = &unclosedBody{r: req.Body}
+	}
+	res, err := s.rt.RoundTrip(first)
+	if err == nil || !reused || timedOut(err) || req.Context().Err() != nil {
+		return res, err
+	}
+	again := shallowCopy(req)
+	if held := s.x.held(); held != nil {
+		again.Body = anew(held)
+	}
+	return s.rt.RoundTrip(again)
 }
 
 // shallowCopy copies the request for another try: the copy may get its own

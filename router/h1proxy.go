@@ -545,6 +545,17 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	}
 	brw.WriteString("\r\n")
 	h := x.w.Header()
+	fields := res.Fields
+	merged := x.added.any()
+	if merged {
+		// The location's header edits (custom-headers, more_set_headers,
+		// add_header … always) act on the whole head, the backend's
+		// fields among it: the map then holds them all.
+		x.headers().backendServer(h)
+		mergeUpgradeFields(h, fields, x.headers())
+		x.added.apply(h, http.StatusSwitchingProtocols)
+		fields = nil
+	}
 	// The session cookie the pick set (affinity.go) goes first, as the
 	// sticky balancer sets it before the backend's head comes, and as
 	// ReverseProxy's 101 sends it.
@@ -553,8 +564,9 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	}
 	// Server (servertokens.go): nginx's header filter writes its own on
 	// a 101 as on any answer, as ReverseProxy's 101 carries the map's;
-	// with passServer the backend's, among its fields, instead.
-	if !x.headers().passServer {
+	// with passServer the backend's, among its fields (or merged into
+	// the map), instead.
+	if !x.headers().passServer || merged {
 		for _, v := range h["Server"] {
 			writeHeader(brw.Writer, "Server", v)
 		}
@@ -565,7 +577,7 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	// too, and replace a field of the backend's with the same name where
 	// it stands; the others follow the backend's fields, in name order.
 	var replaced []string
-	for _, f := range res.Fields {
+	for _, f := range fields {
 		switch {
 		case h1.HopByHop(f.Key) || x.headers().hidden(f.Key):
 		case replacesOnUpgrade(h, f.Key):
@@ -632,6 +644,23 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 // servertokens.go decides, the 101's own Date, and hop-by-hop fields.
 func replacesOnUpgrade(h http.Header, k string) bool {
 	return len(h[k]) > 0 && k != "Set-Cookie" && k != "Server" && k != "Date" && !h1.HopByHop(k)
+}
+
+// mergeUpgradeFields adds to h the backend's fields of a 101 that it
+// carries beside the router's, as switchProtocols writes them: all but
+// hop-by-hop and hidden fields and those the router's replace.
+func mergeUpgradeFields(h http.Header, fields []h1.Field, hs *headerSettings) {
+	var own []string
+	for k := range h {
+		if replacesOnUpgrade(h, k) {
+			own = append(own, k)
+		}
+	}
+	for _, f := range fields {
+		if !h1.HopByHop(f.Key) && !hs.hidden(f.Key) && !slices.Contains(own, f.Key) {
+			h[f.Key] = append(h[f.Key], f.Value)
+		}
+	}
 }
 
 func closeWrite(c net.Conn) {

@@ -462,6 +462,19 @@ func modifyResponse(res *http.Response) error {
 					delete(res.Header, k)
 				}
 			}
+			if x.added.any() {
+				// The location's header edits act on the whole head, the
+				// backend's fields among it (see switchProtocols): they
+				// move to the map first, the Upgrade's own fields stay.
+				h := x.Header()
+				for k, v := range res.Header {
+					if !h1.HopByHop(k) {
+						h[k] = append(h[k], v...)
+						delete(res.Header, k)
+					}
+				}
+				x.added.apply(h, http.StatusSwitchingProtocols)
+			}
 		}
 		// ReverseProxy writes the 101 itself, past the server that adds
 		// Date to other answers; nginx dates it too.

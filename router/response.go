@@ -397,8 +397,13 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 	}
 	svc, port := "", ""
 	if ob := x.backend; ob != nil && src != nil {
-		svc = ob.Name
-		port = ob.WrittenPort(declaredPortName(s.d.res, ob))
+		// nginx's $service_name and $service_port are the location's,
+		// whichever backend answered: a canary has no location of its own.
+		loc, _ := locationService(s.d.res)
+		if loc.Name == "" {
+			loc = declaredService(s.d.res, ob)
+		}
+		svc, port = loc.Name, loc.WrittenPort()
 	}
 	set := func(k, v string) {
 		// nginx sends no header whose proxy_set_header value is empty.

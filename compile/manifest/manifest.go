@@ -10,7 +10,6 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/base64"
@@ -19,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -457,39 +457,73 @@ const restUnread = "the rest of the stream is not read"
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (d *decoder) yamlStream(name string, data []byte) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	cursor := 0 // index into lines of the first line not yet consumed
-	for n := 1; ; n++ {
-		for cursor < len(lines) && isYAMLSeparator(lines[cursor]) {
-			cursor++
+	n := 0
+	for doc := range yamlDocuments(data) {
+		n++
+		pos := Position{File: name, Document: n, Item: -1, Line: doc.line}
+		if doc.badSeparator != "" {
+			// kubectl stops the whole stream here; the documents around
+			// this one are still each its author's intent.
+			d.fail(pos, object{}, "", fmt.Errorf("invalid document separator %q: only a comment may follow \"---\"; this document is not read", doc.badSeparator))
+			continue
 		}
-		pos := Position{File: name, Document: n, Item: -1, Line: cursor + 1}
-		doc, err := r.Read()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			d.fail(pos, object{}, "", fmt.Errorf("%w; %s", err, restUnread))
-			return
-		}
-		cursor += bytes.Count(doc, []byte("\n"))
-		if beginsWithAction(doc) {
+		if beginsWithAction(doc.data) {
 			// ToJSON would pass it on as JSON, and YAML would read a
 			// mapping: neither error would say what it is.
 			d.fail(pos, object{}, "", errors.New("the document begins with {{ }}, "+unrendered))
 			continue
 		}
-		jsonData, err := utilyaml.ToJSON(doc)
+		jsonData, err := utilyaml.ToJSON(doc.data)
 		if err != nil {
 			msg := YAMLMessage(err, pos.Line)
-			if bytes.Contains(doc, []byte("{{")) {
+			if bytes.Contains(doc.data, []byte("{{")) {
 				msg += "; the document holds {{ }}, " + unrendered
 			}
 			d.fail(pos, object{}, "", errors.New(msg))
 			continue
 		}
-		d.document(pos, jsonData, doc)
+		d.document(pos, jsonData, doc.data)
+	}
+}
+
+// yamlDocument is one document of a YAML stream.
+type yamlDocument struct {
+	data []byte
+	line int // 1-based line of its first line in the stream
+	// badSeparator is the line that began the document when it is "---"
+	// followed by more than a comment.
+	badSeparator string
+}
+
+// yamlDocuments splits a YAML stream as utilyaml.YAMLReader does (a
+// document is the lines between separator lines, comments included), but
+// a separator line with text after "---" begins a document of its own
+// rather than ending the stream.
+func yamlDocuments(data []byte) iter.Seq[yamlDocument] {
+	return func(yield func(yamlDocument) bool) {
+		cur := yamlDocument{}
+		for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+			rest, sep := bytes.CutPrefix(line, []byte("---"))
+			if !sep {
+				if len(line) > 0 && cur.data == nil && cur.badSeparator == "" {
+					cur.line = i + 1
+				}
+				if len(line) > 0 {
+					cur.data = append(cur.data, line...)
+				}
+				continue
+			}
+			if (cur.data != nil || cur.badSeparator != "") && !yield(cur) {
+				return
+			}
+			cur = yamlDocument{}
+			if rest = bytes.TrimSpace(rest); len(rest) > 0 && rest[0] != '#' {
+				cur = yamlDocument{line: i + 1, badSeparator: string(bytes.TrimRight(line, " \t\r\n"))}
+			}
+		}
+		if cur.data != nil || cur.badSeparator != "" {
+			yield(cur)
+		}
 	}
 }
 
@@ -497,16 +531,6 @@ func (d *decoder) yamlStream(name string, data []byte) {
 // a template action.
 func beginsWithAction(data []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{{"))
-}
-
-// isYAMLSeparator mirrors the document separator rule of utilyaml.YAMLReader.
-func isYAMLSeparator(line []byte) bool {
-	rest, ok := bytes.CutPrefix(line, []byte("---"))
-	if !ok {
-		return false
-	}
-	rest = bytes.TrimSpace(rest)
-	return len(rest) == 0 || rest[0] == '#'
 }
 
 // unrendered ends the message for a document that is still a Helm (or

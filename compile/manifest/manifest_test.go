@@ -468,7 +468,7 @@ func TestDecode(t *testing.T) {
 		{
 			name: "invalid document separator",
 			data: "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n--- foo\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n",
-			errs: []string{`in document 1 (line 1): invalid Yaml document separator: foo; the rest of the stream is not read`},
+			errs: []string{`in document 2 (line 4): invalid document separator "--- foo": only a comment may follow "---"; this document is not read`},
 		},
 		{
 			name:    "CRLF line endings",

@@ -2409,7 +2409,8 @@
 // -manifests it serves a cluster; with -manifests it serves a folder of
 // manifests instead, polled every 500 ms and compiled with
 // AllowLoopbackEndpoints (§8); a document or file that cannot be read is
-// logged as an error and the rest is served.
+// logged as an error and the rest is served, and a file that read without
+// error before is served in that last good version until it reads again.
 //
 // A rebuild's result is what compiling everything gives, but the work need
 // not be total. compile.Compiler, a value the caller keeps, compiles one

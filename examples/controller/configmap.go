@@ -204,7 +204,7 @@ func (s *configMapSettings) lines() []string {
 // root that can be read; found is false when none holds it. err is set
 // only when the folder cannot be listed.
 func configMapInFolder(root string, ref types.NamespacedName) (data map[string]string, found bool, err error) {
-	snap, _, _, err := readFolder(root)
+	snap, _, _, _, err := readFolder(root, nil)
 	if err != nil {
 		return nil, false, err
 	}

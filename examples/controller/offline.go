@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -79,6 +81,8 @@ type controller struct {
 	// folder coming back as it was recovers only then.
 	seenLoads bool
 	lastErr   string
+	// good is each file's last version that read whole (readFolder).
+	good map[string][]byte
 }
 
 // readFolder reads the manifests under root as far as they can be read:
@@ -87,17 +91,80 @@ type controller struct {
 // of unread, and takes nothing else with it, as one broken object in a
 // cluster degrades only itself. err is set only when the folder cannot be
 // listed at all: then there is nothing to serve.
-func readFolder(root string) (snap *compile.Snapshot, skipped []string, unread []error, err error) {
+//
+// good holds, per file, its last version that read without error (nil: no
+// memory). A file that no longer reads whole is read in that version
+// instead, as a cluster keeps the object that kubectl apply could not
+// replace: kept lists those files. A file that never read whole is read
+// as far as it can be. good is brought up to date.
+func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, skipped []string, unread []error, kept []string, err error) {
 	files, err := manifest.Files(root)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	r := manifest.NewReader()
-	if len(files) > 0 {
-		unread = leafErrors(r.Load(files...))
+	data := make(map[string][]byte, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			unread = append(unread, &manifest.Error{Position: manifest.Position{File: f, Item: -1}, Err: err})
+			continue
+		}
+		data[f] = b
+	}
+	read := func(instead map[string][]byte) (*manifest.Reader, []error) {
+		r := manifest.NewReader()
+		var errs []error
+		for _, f := range files {
+			b, ok := instead[f]
+			if !ok {
+				b, ok = data[f]
+			}
+			if ok {
+				errs = append(errs, leafErrors(r.Decode(f, b))...)
+			}
+		}
+		return r, errs
+	}
+	r, errs := read(nil)
+	unread = append(unread, errs...)
+	bad := make(map[string]bool)
+	for _, u := range unread {
+		var me *manifest.Error
+		if errors.As(u, &me) {
+			bad[me.File] = true
+		}
+	}
+	instead := make(map[string][]byte)
+	for f := range bad {
+		// A file as it last read whole can still clash with another.
+		if b, ok := good[f]; ok && !bytes.Equal(b, data[f]) {
+			instead[f] = b
+		}
+	}
+	if len(instead) > 0 {
+		// The kept versions may clash with what other files now hold.
+		r, errs = read(instead)
+		for _, e := range errs {
+			if !slices.ContainsFunc(unread, func(u error) bool { return u.Error() == e.Error() }) {
+				unread = append(unread, e)
+			}
+		}
+		kept = slices.Sorted(maps.Keys(instead))
+	}
+	if good != nil {
+		for f := range good {
+			if _, listed := data[f]; !listed && !bad[f] {
+				delete(good, f)
+			}
+		}
+		for f, b := range data {
+			if !bad[f] {
+				good[f] = b
+			}
+		}
 	}
 	snap, skipped = r.Snapshot()
-	return snap, skipped, unread, nil
+	return snap, skipped, unread, kept, nil
 }
 
 // leafErrors unwraps a join of errors into its parts; none for nil.
@@ -149,14 +216,18 @@ func unreadAttrs(err error) []any {
 // a write racing the read changes the fingerprint, and the next polls
 // load again.
 func (c *controller) load() (whole bool, err error) {
-	snap, skipped, unread, err := readFolder(c.cfg.manifests)
+	snap, skipped, unread, kept, err := readFolder(c.cfg.manifests, c.good)
 	if err != nil {
 		return false, err
 	}
-	lines := make([]string, 0, len(unread))
+	lines := make([]string, 0, len(unread)+len(kept))
 	for _, u := range unread {
 		c.log.Error("manifest not read; the rest of the folder is served", unreadAttrs(u)...)
 		lines = append(lines, "manifest not read: "+u.Error()+" ["+string(compile.TrafficMoves)+"]")
+	}
+	for _, f := range kept {
+		c.log.Error("manifest file not read whole; its last version that was is served", "file", f)
+		lines = append(lines, "file kept: the last version of "+f+" that read without error is served until it reads again ["+string(compile.TrafficMoves)+"]")
 	}
 	c.unread.Store(&lines)
 	for _, s := range skipped {
@@ -282,7 +353,8 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		}
 		settings, cfg = newConfigMapSettings(cfg, data, found, log)
 	}
-	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log), settings: settings}
+	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log), settings: settings,
+		good: make(map[string][]byte)}
 	c.metrics = newMetrics(cfg)
 	c.waf = newModSecurity(cfg, log)
 	ropts := routerOptions(cfg, log, c.metrics)

@@ -77,6 +77,7 @@ type Conn struct {
 	// is none or a body sender may have moved it.
 	rdl   time.Time
 	peek  peeker   // looks at it as it is taken from the pool (see idle.go)
+	sock  *tlsSock // the socket beneath c under TLS, nil otherwise
 	abort func()   // closes c; made once so that hooking it to a request does not allocate
 	head  Response // the response being read, its buffers kept for the next one
 	ex    clientExchange
@@ -165,8 +166,10 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 		return nil, err
 	}
 	tcp := c
+	var sock *tlsSock
 	if p.tls != nil {
-		if c, err = handshake(ctx, c, p.tls, d.Timeout); err != nil {
+		sock = &tlsSock{Conn: c, limit: -1}
+		if c, err = handshake(ctx, sock, p.tls, d.Timeout); err != nil {
 			return nil, err
 		}
 	}
@@ -179,7 +182,7 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 	br.Reset(rw)
 	bw := clientWriters.Get().(*bufio.Writer)
 	bw.Reset(rw)
-	pc := &Conn{pool: p, c: c, raw: raw, br: br, bw: bw, addr: addr}
+	pc := &Conn{pool: p, c: c, raw: raw, br: br, bw: bw, addr: addr, sock: sock}
 	if raw == nil {
 		// Under TLS the socket beneath is looked at: a record that came
 		// while the connection was idle is as unasked for as bytes.

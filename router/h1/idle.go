@@ -1,5 +1,12 @@
 package h1
 
+import (
+	"errors"
+	"net"
+	"os"
+	"time"
+)
+
 // Bytes a backend sends on a connection that waits in the pool answer no
 // request: read as the next request's response, they would hand one
 // client what the backend (or whoever controls it) wrote after another's
@@ -13,6 +20,17 @@ package h1
 // CPU per request +5% against the peek's +1%). Bytes that arrive after the
 // look, while the request is being written, cannot be told from its
 // response, as with net/http's Transport and nginx.
+//
+// Under TLS what arrives is records, and TLS 1.3 has a backend send some
+// that carry no data whenever it likes: NewSessionTickets (OpenSSL sends
+// them after the handshake, often as the connection already waits here),
+// a KeyUpdate. Those leave the connection as good as it was, and closing
+// it for them would cost a handshake per ticket. So crypto/tls is let take
+// the whole records waiting, and only those (tlsSock never lets it wait
+// for more): a connection they gave data or an end (close_notify, an
+// alert) is closed, one they gave nothing is used. Records crypto/tls read
+// with the last response, past its end, are taken the same way: they are
+// past the response as bytes left in the buffer are (Pool.put).
 
 // idleClean reports whether nothing arrived on a connection just taken
 // from the pool while it was idle.
@@ -20,5 +38,99 @@ func (pc *Conn) idleClean() bool {
 	if pc.raw != nil {
 		return !pc.raw.Pending()
 	}
+	if pc.sock != nil {
+		return pc.tlsIdleClean()
+	}
 	return pc.peek.now()
+}
+
+const (
+	// maxRecord is the longest TLS record, its header included.
+	maxRecord = 5 + 1<<14 + 256
+	// idleRounds bounds the looks at a TLS connection whose backend keeps
+	// sending records as they are taken.
+	idleRounds = 4
+)
+
+// tlsIdleClean is idleClean under TLS.
+func (pc *Conn) tlsIdleClean() bool {
+	var buf []byte
+	for range idleRounds {
+		whole := 0
+		if !pc.peek.now() {
+			if buf == nil {
+				buf = make([]byte, maxRecord)
+			}
+			n := pc.peek.look(buf)
+			if n <= 0 {
+				return false // the end, or a socket that cannot be looked at
+			}
+			if whole = wholeRecords(buf[:n]); whole == 0 {
+				return false // a record still on its way, or not a record at all
+			}
+		}
+		if !pc.takeRecords(whole) {
+			return false
+		}
+		if whole == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeRecords is the length of the whole TLS records b starts with.
+func wholeRecords(b []byte) int {
+	off := 0
+	for len(b)-off >= 5 {
+		typ, n := b[off], int(b[off+3])<<8|int(b[off+4])
+		if typ < 20 || typ > 23 || b[off+1] != 3 || n > maxRecord-5 {
+			return 0
+		}
+		if off+5+n > len(b) {
+			break
+		}
+		off += 5 + n
+	}
+	return off
+}
+
+// takeRecords has crypto/tls take what it holds and n more bytes of the
+// socket, which are there already, and reports whether that gave neither
+// data nor an end.
+func (pc *Conn) takeRecords(n int) bool {
+	if n > 0 {
+		// A deadline that passed while the connection was idle would
+		// refuse the read; what is read is there, so none is needed.
+		pc.setReadDeadline(time.Time{})
+	}
+	pc.sock.limit = n
+	got, err := pc.c.Read(pc.sock.one[:])
+	pc.sock.limit = -1
+	return got == 0 && errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// tlsSock is the socket beneath a backend's TLS connection. While limit
+// is not negative, reads return at most limit bytes in all, then fail as
+// a read past its deadline does, which crypto/tls takes for a pause, not
+// an error: takeRecords has it take exactly the records waiting.
+type tlsSock struct {
+	net.Conn
+	limit int
+	one   [1]byte // takeRecords' read, which nothing should fill
+}
+
+func (s *tlsSock) Read(p []byte) (int, error) {
+	if s.limit < 0 {
+		return s.Conn.Read(p)
+	}
+	if s.limit == 0 {
+		return 0, os.ErrDeadlineExceeded
+	}
+	if len(p) > s.limit {
+		p = p[:s.limit]
+	}
+	n, err := s.Conn.Read(p)
+	s.limit -= n
+	return n, err
 }

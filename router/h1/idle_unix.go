@@ -35,6 +35,28 @@ func (p *peeker) init(c net.Conn) {
 	}
 }
 
+// look peeks at most len(buf) bytes into buf: how many there are, 0
+// when none waits, -1 at the end or when the socket cannot be looked at.
+func (p *peeker) look(buf []byte) int {
+	if p.rc == nil {
+		return -1
+	}
+	n := -1
+	err := p.rc.Control(func(fd uintptr) {
+		m, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+			n = 0
+		case err == nil && m > 0:
+			n = m
+		}
+	})
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // now looks once; a connection it cannot look at counts as clean.
 func (p *peeker) now() bool {
 	if p.rc == nil {

@@ -3612,8 +3612,10 @@
 //     key, only the Ingresses that say "true" are traced).
 //   - opentelemetry-trust-incoming-span (ConfigMap, default true; and
 //     annotation) says whether a valid incoming traceparent (with its
-//     tracestate) is the span's parent. Untrusted, the span starts a
-//     trace of its own and the client's trace headers are replaced.
+//     tracestate) is the span's parent; of its flags only sampled is
+//     kept, as the module's SDK passes on no other. Untrusted, the span
+//     starts a trace of its own and the client's trace headers are
+//     replaced.
 //   - opentelemetry-operation-name names the span: the annotation's
 //     (letters, digits, '_' and '-': another value under
 //     nginx.ingress.kubernetes.io/ makes ingress-nginx ignore the whole

@@ -168,8 +168,11 @@ var hexValue = func() (t [256]byte) {
 // specification (and OpenTelemetry's propagator) does: version 00 is
 // exactly "00-<32 hex>-<16 hex>-<2 hex>", lower case; a later version
 // (not ff) may append "-..." after those fields; an all-zero trace or
-// span ID is invalid. Every traced request with a parent reads one, so
-// the digits are read by table, their errors gathered in one test.
+// span ID is invalid. Of the flags only sampled is kept, as
+// ingress-nginx's module passes on only that one (its SDK keeps W3C's
+// version 00 flags): a reserved bit sent on would make the backend's
+// propagator drop the trace. Every traced request with a parent reads
+// one, so the digits are read by table, their errors gathered in one test.
 func ParseTraceparent(v string) (TraceContext, bool) {
 	var c TraceContext
 	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
@@ -183,6 +186,7 @@ func ParseTraceparent(v string) (TraceContext, bool) {
 	if c.Flags, ok = unhex(v[53:55]); !ok || bad > 15 || !c.IsValid() {
 		return TraceContext{}, false
 	}
+	c.Flags &= 1
 	return c, true
 }
 

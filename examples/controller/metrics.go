@@ -499,8 +499,14 @@ func (m *metrics) requestCollectors() []interface {
 
 // servedByCanary reports whether the matched route's canary served r, and
 // the primary backend it took the request from. A host's fallback carries
-// no route in the record, so its canary is not told apart.
+// no route in the record: its canary served when the Service that answered
+// is not the location's (Record.Location) and no stand-in answered, and
+// the primary is then nil.
 func servedByCanary(r router.Record) (*match.Backend, bool) {
+	if r.MatchedRoute == nil && r.Backend != "" && r.Location.Name != "" && !r.StandIn {
+		l, s := r.Location, r.Service
+		return nil, l.Namespace != s.Namespace || l.Name != s.Name || l.Port != s.Port
+	}
 	if r.MatchedRoute == nil || r.Backend == "" {
 		return nil, false
 	}

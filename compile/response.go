@@ -258,7 +258,7 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 	switch {
 	case rv.codesSet:
 		spec.ErrorCodes = rv.codes
-		spec.ErrorBackend = b.errorBackend(ing)
+		spec.ErrorBackend, spec.OwnErrorBackend = b.errorBackend(ing)
 		spec.OwnOnly = rv.noIntercept && !b.globalIntercepts()
 	case len(b.globalCodes()) > 0:
 		spec.ErrorCodes = b.globalCodes()
@@ -343,18 +343,19 @@ func (b *builder) globalResponse() *match.Response {
 // default-backend Service's first port, as ingress-nginx's
 // custom-default-backend upstream, else the global default backend.
 // ingress-nginx makes that upstream only when the Service has endpoints;
-// without, the error pages go to the global one.
-func (b *builder) errorBackend(ing *ingress) *match.Backend {
+// without, the error pages go to the global one. own reports the
+// Ingress's.
+func (b *builder) errorBackend(ing *ingress) (be *match.Backend, own bool) {
 	if name := ing.redirectAnns().defaultService; name != "" {
 		if svc := b.serviceEntry(ing.obj.Namespace, name).svc; svc != nil && len(svc.Spec.Ports) > 0 {
 			if bi := b.resolve(ing.obj.Namespace, name, strconv.Itoa(int(svc.Spec.Ports[0].Port))).backend; bi.b.Servable() {
 				bi.used = true
-				return bi.b
+				return bi.b, true
 			}
 		}
 		// applyDefaultBackendAnnotation warned of a missing Service.
 	}
-	return b.globalErrorBackend()
+	return b.globalErrorBackend(), false
 }
 
 // globalErrorBackend is the global default backend, listed in the table

@@ -36,6 +36,12 @@ type Response struct {
 	// there is none, and the answer is a 404, as from ingress-nginx's
 	// built-in default backend.
 	ErrorBackend *Backend
+	// OwnErrorBackend: ErrorBackend is the Ingress's default-backend
+	// Service (ingress-nginx's custom-default-backend-<namespace>-<name>
+	// upstream), not the global default backend, which may be the same
+	// Service. It names the upstream in logs and changes no answer, so the
+	// digest leaves it out.
+	OwnErrorBackend bool
 	// LimitRate bounds the response body to this many bytes per second
 	// for each request (limit-rate, in KiB there); 0 means no bound.
 	// LimitRateAfter bytes are sent at full speed first

@@ -38,7 +38,7 @@ func TestRecordErrorPage(t *testing.T) {
 			rs.mu.Unlock()
 			assert.Equal(t, webAddr, rec.Endpoint, "the intercepted exchange's endpoint")
 			require.NotNil(t, rec.ErrorPage)
-			assert.Equal(t, ErrorPage{Intercepted: 404, Endpoint: errAddr, Status: 200, Time: rec.ErrorPage.Time, Header: rec.ErrorPage.Header, Connect: rec.ErrorPage.Connect, Bytes: int64(len(page))}, *rec.ErrorPage)
+			assert.Equal(t, ErrorPage{Intercepted: 404, Service: Service{Namespace: "prod", Name: "errors", Port: 80}, Endpoint: errAddr, Status: 200, Time: rec.ErrorPage.Time, Header: rec.ErrorPage.Header, Connect: rec.ErrorPage.Connect, Bytes: int64(len(page))}, *rec.ErrorPage)
 			assert.Positive(t, rec.ErrorPage.Time)
 			assert.Positive(t, rec.ErrorPage.Header, "the page's head came")
 			assert.LessOrEqual(t, rec.ErrorPage.Header, rec.ErrorPage.Time)

@@ -372,7 +372,8 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 			e.Release()
 		}
 	}()
-	page := &ErrorPage{Intercepted: code, Endpoint: e.Addr, Connect: -1}
+	page := &ErrorPage{Intercepted: code, Endpoint: e.Addr, Connect: -1,
+		Service: Service{Namespace: be.Namespace, Name: be.Name, Port: be.Port}, Own: s.loc.Response.OwnErrorBackend}
 	rw.page = page
 	req := s.req
 	target := "/"

@@ -531,6 +531,11 @@ type Record struct {
 type ErrorPage struct {
 	// Intercepted is the backend's status the page replaced.
 	Intercepted int
+	// Service is the error backend's; Own: it is the location's Ingress's
+	// default-backend Service, not the global default backend
+	// (match.Response.OwnErrorBackend).
+	Service Service
+	Own     bool
 	// Endpoint is the error backend's "ip:port" asked for the page;
 	// Status what it answered (502 when that failed).
 	Endpoint string

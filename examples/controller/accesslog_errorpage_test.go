@@ -124,6 +124,24 @@ spec:
   - {host: fb.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web-canary, port: {number: 80}}}}]}}
 `
 
+// TestLogUpstreamNameOfErrorPage: an intercepted answer is served from
+// nginx's @custom_<upstream>_<code> location (nginx.tmpl CUSTOM_ERRORS),
+// which sets $proxy_upstream_name to the error backend's upstream:
+// custom-default-backend-<namespace>-<service> for the Ingress's
+// default-backend, upstream-default-backend for the global one. The
+// location's other variables stay as the location set them, and so does
+// $proxy_alternative_upstream_name, which ingress-nginx's balancer set
+// when the canary took the request.
+func TestLogUpstreamNameOfErrorPage(t *testing.T) {
+	serveLogged(t, []loggedRequest{
+		{"shop.example.com", "/ok", false, "200 [prod-web-80] [] web"},
+		{"shop.example.com", "/missing", false, "200 [custom-default-backend-prod-errors] [] web"},
+		{"shop.example.com", "/missing", true, "200 [custom-default-backend-prod-errors] [prod-web-canary-80] web"},
+		{"plain.example.com", "/missing", false, "200 [upstream-default-backend] [] web"},
+		{"plain.example.com", "/missing", true, "200 [upstream-default-backend] [prod-web-canary-80] web"},
+	})
+}
+
 // TestLogCanaryOnHostFallback: a canary on a host's default backend (the
 // server's "/" location ingress-nginx makes of spec.defaultBackend) is
 // logged like a route's: $proxy_upstream_name the location's upstream,

@@ -174,8 +174,15 @@ var nginxLogVars = map[string]nginxLogVar{
 	"proxy_upstream_name": func(r *router.Record) string {
 		// ingress-nginx names an upstream namespace-service-port, and
 		// each location sets its own, whatever answers then: its
-		// canary, or the location itself.
+		// canary, or the location itself. An error page is served from
+		// the @custom_<upstream>_<code> location, which sets the error
+		// backend's: the Ingress's default-backend, else the global
+		// default backend (ingress-nginx's own when none answers).
 		switch {
+		case r.ErrorPage != nil && r.ErrorPage.Own:
+			return "custom-default-backend-" + r.ErrorPage.Service.Namespace + "-" + r.ErrorPage.Service.Name
+		case r.ErrorPage != nil || r.Reason == router.ReasonErrorPage:
+			return "upstream-default-backend"
 		case r.Reason == router.ReasonNoRoute || r.Route.Field == compile.GlobalDefaultBackendField:
 			// The default backend's upstream, whichever Service
 			// --default-backend-service names.

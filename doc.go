@@ -3579,7 +3579,9 @@
 // theirs after the reload that drops the port. TCP connections are spliced
 // (splice(2) on Linux: no copy through user space, no allocation per
 // read); with the PROXY protocol from clients a header must come within
-// 30 s (nginx's stream proxy_protocol_timeout), and its source is the
+// 30 s (nginx's stream proxy_protocol_timeout) and whole in the first read,
+// as nginx reads it (one cut across segments is a bad request, closed at
+// once), and its source is the
 // client's address when the peer is trusted by -proxy-real-ip-cidr
 // (none given: every peer, ingress-nginx's default 0.0.0.0/0).
 // ingress-nginx sends the backend the client address of a decoded header

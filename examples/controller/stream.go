@@ -33,7 +33,8 @@ import (
 // a flood of new client addresses.
 const defaultUDPSessions = 1024
 
-// proxyHeaderTimeout bounds the wait for a client's PROXY header: nginx's
+// proxyHeaderTimeout bounds the wait for a client's first bytes, which
+// must hold its whole PROXY header (readProxyHeader): nginx's
 // stream proxy_protocol_timeout default (30s), which ingress-nginx leaves
 // (its proxy-protocol-header-timeout is its TLS passthrough listener's).
 const proxyHeaderTimeout = 30 * time.Second

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -155,16 +154,29 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 
 // readProxyHeader reads a PROXY protocol v1 or v2 header at the start of
 // c within timeout. src is the client it names (nil for v1 UNKNOWN or v2
-// LOCAL); rest are bytes read past it, which belong to the stream.
+// LOCAL); rest are bytes read past it, which belong to the stream. As
+// nginx's stream module (ngx_stream_proxy_protocol_handler), the header
+// is taken from one read of up to proxyV2Max bytes once the connection
+// is readable: one whose rest comes in a later segment is broken, not
+// waited for, and timeout bounds only the wait for the first bytes.
 func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []byte, err error) {
 	if err := c.SetReadDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, nil, err
 	}
-	br := bufio.NewReaderSize(c, 512)
-	if b, perr := br.Peek(1); perr == nil && b[0] == proxyproto.SIGV2[0] {
-		src, err = readProxyV2(br)
+	buf := make([]byte, proxyV2Max)
+	n, err := c.Read(buf)
+	for n == 0 && err == nil {
+		n, err = c.Read(buf)
+	}
+	if n == 0 {
+		return nil, nil, err
+	}
+	b := buf[:n]
+	var used int
+	if b[0] == proxyproto.SIGV2[0] {
+		src, used, err = readProxyV2(b)
 	} else {
-		src, err = readProxyV1(br)
+		src, used, err = readProxyV1(b)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -172,94 +184,99 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 	if err := c.SetReadDeadline(time.Time{}); err != nil {
 		return nil, nil, err
 	}
-	if n := br.Buffered(); n > 0 {
-		b, _ := br.Peek(n)
-		rest = append([]byte(nil), b...)
+	if used < n {
+		rest = append([]byte(nil), b[used:]...)
 	}
 	return src, rest, nil
 }
 
-// readProxyV1 reads a v1 header as nginx's ngx_proxy_protocol_read does:
-// "PROXY UNKNOWN" and anything up to CRLF names no client; "PROXY TCP4 "
-// or "PROXY TCP6 ", two addresses of address characters (hex digits, '.'
-// and ':'), two decimal ports up to 65535 and CRLF name the first address
-// and port. nginx checks neither the addresses against the family nor
-// that they are IPs; one that is none names no client (the stream realip
-// module keeps the peer then), where a stricter parser would close a
-// connection nginx serves.
-func readProxyV1(br *bufio.Reader) (net.Addr, error) {
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return nil, err
+// readProxyV1 reads a v1 header at the start of b as nginx's
+// ngx_proxy_protocol_read does; used is its length. "PROXY UNKNOWN" and
+// anything up to CRLF names no client; "PROXY TCP4 " or "PROXY TCP6 ",
+// two addresses of address characters (hex digits, '.' and ':'), two
+// decimal ports up to 65535 and CRLF name the first address and port.
+// nginx checks neither the addresses against the family nor that they
+// are IPs; one that is none names no client (the stream realip module
+// keeps the peer then), where a stricter parser would close a connection
+// nginx serves.
+func readProxyV1(b []byte) (src net.Addr, used int, err error) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return nil, 0, fmt.Errorf("broken PROXY protocol v1 header %q", b)
 	}
+	line := b[:i+1]
 	bad := fmt.Errorf("broken PROXY protocol v1 header %q", line)
 	rest, ok := bytes.CutPrefix(line, []byte("PROXY "))
 	if !ok || !bytes.HasSuffix(line, []byte("\r\n")) {
-		return nil, bad
+		return nil, 0, bad
 	}
+	used = len(line)
 	rest = rest[:len(rest)-2]
 	if bytes.HasPrefix(rest, []byte("UNKNOWN")) {
-		return nil, nil
+		return nil, used, nil
 	}
 	rest, ok = bytes.CutPrefix(rest, []byte("TCP4 "))
 	if !ok {
 		if rest, ok = bytes.CutPrefix(rest, []byte("TCP6 ")); !ok {
-			return nil, bad
+			return nil, 0, bad
 		}
 	}
 	f := bytes.Split(rest, []byte(" "))
 	if len(f) != 4 {
-		return nil, bad
+		return nil, 0, bad
 	}
 	for _, a := range f[:2] {
 		if len(a) == 0 || bytes.IndexFunc(a, func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF.:", r) }) >= 0 {
-			return nil, bad
+			return nil, 0, bad
 		}
 	}
 	var port [2]int
 	for i, p := range f[2:] {
 		n, err := strconv.Atoi(string(p))
 		if err != nil || n > 65535 || bytes.IndexFunc(p, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
-			return nil, bad
+			return nil, 0, bad
 		}
 		port[i] = n
 	}
 	ip, err := netip.ParseAddr(string(f[0]))
 	if err != nil {
-		return nil, nil
+		return nil, used, nil
 	}
-	return net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(port[0]))), nil
+	return net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(port[0]))), used, nil
 }
 
-// proxyV2Max is the longest v2 header nginx reads
-// (NGX_PROXY_PROTOCOL_MAX_HEADER); a longer one closes the connection.
+// proxyV2Max is the longest header nginx reads, and the most of a
+// connection's first bytes it reads for one (NGX_PROXY_PROTOCOL_MAX_HEADER);
+// a longer v2 header closes the connection.
 const proxyV2Max = 4096
 
-// readProxyV2 reads a v2 header as nginx's ngx_proxy_protocol_v2_read
-// does: only the PROXY command over TCP of IPv4 or IPv6 names a client.
-// Any other command, transport or family (LOCAL, UNSPEC, UDP, unix, or a
-// value the specification leaves undefined) is skipped whole and names
-// none, the connection served on with its peer as the client, where a
-// stricter parser would close a connection nginx serves.
-func readProxyV2(br *bufio.Reader) (net.Addr, error) {
-	h, err := br.Peek(16)
-	if err != nil {
-		return nil, err
+// readProxyV2 reads a v2 header at the start of b as nginx's
+// ngx_proxy_protocol_v2_read does; used is its length. Only the PROXY
+// command over TCP of IPv4 or IPv6 names a client. Any other command,
+// transport or family (LOCAL, UNSPEC, UDP, unix, or a value the
+// specification leaves undefined) is skipped whole and names none, the
+// connection served on with its peer as the client, where a stricter
+// parser would close a connection nginx serves. A header longer than b
+// is broken (nginx's "header is too large").
+func readProxyV2(b []byte) (src net.Addr, used int, err error) {
+	if len(b) < 16 {
+		return nil, 0, errors.New("PROXY protocol v2 header cut short")
 	}
+	h := b[:16]
 	if !bytes.Equal(h[:12], proxyproto.SIGV2) {
-		return nil, proxyproto.ErrNoProxyProtocol
+		return nil, 0, proxyproto.ErrNoProxyProtocol
 	}
 	if v := h[12] >> 4; v != 2 {
-		return nil, fmt.Errorf("unknown PROXY protocol version %d", v)
+		return nil, 0, fmt.Errorf("unknown PROXY protocol version %d", v)
 	}
 	n := int(binary.BigEndian.Uint16(h[14:16]))
 	if 16+n > proxyV2Max {
-		return nil, errors.New("PROXY protocol v2 header too large")
+		return nil, 0, errors.New("PROXY protocol v2 header too large")
+	}
+	if 16+n > len(b) {
+		return nil, 0, errors.New("PROXY protocol v2 header cut short")
 	}
 	command, family, transport := h[12]&0x0f, h[13]>>4, h[13]&0x0f
-	if _, err := br.Discard(16); err != nil {
-		return nil, err
-	}
 	size := 0 // of the family's addresses
 	if command == 1 && transport == 1 {
 		switch family {
@@ -270,24 +287,17 @@ func readProxyV2(br *bufio.Reader) (net.Addr, error) {
 		}
 	}
 	if size > n {
-		return nil, errors.New("PROXY protocol v2 address block too short")
+		return nil, 0, errors.New("PROXY protocol v2 address block too short")
 	}
-	var src net.Addr
 	if size > 0 {
-		b, err := br.Peek(size)
-		if err != nil {
-			return nil, err
-		}
-		ip := b[:4]
+		a := b[16 : 16+size]
+		ip := a[:4]
 		if size == 36 {
-			ip = b[:16]
+			ip = a[:16]
 		}
-		src = &net.TCPAddr{IP: append(net.IP(nil), ip...), Port: int(binary.BigEndian.Uint16(b[size-4:]))}
+		src = &net.TCPAddr{IP: append(net.IP(nil), ip...), Port: int(binary.BigEndian.Uint16(a[size-4:]))}
 	}
-	if _, err := br.Discard(n); err != nil {
-		return nil, err
-	}
-	return src, nil
+	return src, 16 + n, nil
 }
 
 // dialStream connects to an endpoint of the route's backend: each try

@@ -198,9 +198,9 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 // nginx checks neither the addresses against the family nor that they
 // are IPs; one that is none names no client (the stream realip module
 // keeps the peer then), where a stricter parser would close a connection
-// nginx serves.
+// nginx serves. A line longer than proxyV1Max is broken.
 func readProxyV1(b []byte) (src net.Addr, used int, err error) {
-	i := bytes.IndexByte(b, '\n')
+	i := bytes.IndexByte(b[:min(len(b), proxyV1Max)], '\n')
 	if i < 0 {
 		return nil, 0, fmt.Errorf("broken PROXY protocol v1 header %q", b)
 	}
@@ -244,6 +244,10 @@ func readProxyV1(b []byte) (src net.Addr, used int, err error) {
 	}
 	return net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(port[0]))), used, nil
 }
+
+// proxyV1Max is the longest v1 header nginx reads, CRLF included
+// (NGX_PROXY_PROTOCOL_V1_MAX_HEADER).
+const proxyV1Max = 107
 
 // proxyV2Max is the longest header nginx reads, and the most of a
 // connection's first bytes it reads for one (NGX_PROXY_PROTOCOL_MAX_HEADER);

@@ -470,6 +470,11 @@ func (s *udpSession) answerLoop() {
 				continue
 			}
 			if errors.Is(err, net.ErrClosed) {
+				if s.r.draining.Load() {
+					// Closed as the shutdown timeout ran out: nginx's
+					// "shutdown timeout", logged 200.
+					status = streamOK
+				}
 				return
 			}
 			s.refusedByEndpoint()

@@ -48,6 +48,10 @@ func applyTLSPolicy(cfg *tls.Config, p configmap.TLS) {
 	cfg.CurvePreferences = p.Curves
 	timeout := sessionTimeout(p)
 	switch {
+	case timeout == 0:
+		// ssl_session_timeout 0: nginx resumes no session, cached or
+		// ticketed.
+		cfg.SessionTicketsDisabled = true
 	case p.SessionTickets:
 		if len(p.SessionTicketKey) > 0 {
 			cfg.SetSessionTicketKeys([][32]byte{ticketKey(p.SessionTicketKey)})
@@ -87,16 +91,14 @@ func ticketKey(material []byte) [32]byte {
 }
 
 // sessionTimeout is how long a session resumes: ssl-session-timeout, which
-// nginx.tmpl writes only with ssl-session-cache on; else nginx's default
-// ssl_session_timeout, 5 minutes, which session tickets then live.
+// nginx.tmpl writes only with ssl-session-cache on (0: none resumes);
+// else nginx's default ssl_session_timeout, 5 minutes, which session
+// tickets then live.
 func sessionTimeout(p configmap.TLS) time.Duration {
-	switch {
-	case !p.SessionCache:
+	if !p.SessionCache {
 		return 5 * time.Minute
-	case p.SessionTimeout <= 0:
-		return 10 * time.Minute
 	}
-	return p.SessionTimeout
+	return max(p.SessionTimeout, 0)
 }
 
 // stamp and unstamp carry an issue time inside an encrypted ticket.

@@ -37,7 +37,7 @@ type TLS struct {
 	// SessionCache, SessionCacheSize (bytes) and SessionTimeout:
 	// ssl-session-cache ("true"), ssl-session-cache-size ("10m", about
 	// 4000 sessions a megabyte as nginx counts) and ssl-session-timeout
-	// ("10m").
+	// ("10m"; 0, as nginx takes it, resumes no session).
 	SessionCache     bool
 	SessionCacheSize int64
 	SessionTimeout   time.Duration
@@ -128,7 +128,11 @@ func init() {
 			}
 			return err
 		},
-		"ssl-session-timeout": func(p *parse, v string) (err error) { p.s.TLS.SessionTimeout, err = parseNginxTime(v); return err },
+		"ssl-session-timeout": func(p *parse, v string) (err error) {
+			// nginx takes 0: no session outlives its handshake.
+			p.s.TLS.SessionTimeout, err = parseNginxTimeOrZero(v)
+			return err
+		},
 		"ssl-session-tickets": func(p *parse, v string) (err error) { p.s.TLS.SessionTickets, err = ParseBool(v); return err },
 		"ssl-early-data": func(p *parse, v string) (err error) {
 			p.s.TLS.EarlyData, err = ParseBool(v)
@@ -311,11 +315,23 @@ func parseNginxSize(v string) (int64, error) {
 // parseNginxTime reads an nginx time: a number of seconds, or numbers
 // each with a unit (ms, s, m, h, d, w, M, y), more than zero.
 func parseNginxTime(v string) (time.Duration, error) {
-	bad := errors.New("want an nginx time (10m, 1h, 600)")
+	d, err := parseNginxTimeOrZero(v)
+	if err == nil && d == 0 {
+		err = errNginxTime
+	}
+	return d, err
+}
+
+var errNginxTime = errors.New("want an nginx time (10m, 1h, 600)")
+
+// parseNginxTimeOrZero is parseNginxTime with 0 allowed, as nginx allows
+// it: for a key whose 0 means what nginx makes of it.
+func parseNginxTimeOrZero(v string) (time.Duration, error) {
+	bad := errNginxTime
+	if strings.TrimSpace(v) == "" {
+		return 0, bad
+	}
 	if n, err := strconv.ParseUint(v, 10, 31); err == nil {
-		if n == 0 {
-			return 0, bad
-		}
 		return time.Duration(n) * time.Second, nil
 	}
 	units := []struct {
@@ -345,9 +361,6 @@ func parseNginxTime(v string) (time.Duration, error) {
 		if !found || total > 10*365*24*time.Hour {
 			return 0, bad
 		}
-	}
-	if total <= 0 {
-		return 0, bad
 	}
 	return total, nil
 }

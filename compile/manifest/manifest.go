@@ -3,7 +3,9 @@
 // that a folder of YAML can stand in for a cluster. It is strict where a
 // typo could silently change routing (unknown or duplicate fields, an
 // Ingress of an old API version, a kind its API version does not have) and lenient about everything ramjet does
-// not read (skipped, and listed so the caller can show it).
+// not read (skipped, and listed so the caller can show it). A document the
+// API server could never take (over 3 MiB; a List's items each) is an
+// error and is not parsed.
 //
 // Every problem is an *Error naming the file, document, line, object and
 // field, so callers read fields rather than parse messages.
@@ -467,6 +469,12 @@ func (d *decoder) yamlStream(name string, data []byte) {
 			d.fail(pos, object{}, "", fmt.Errorf("invalid document separator %q: only a comment may follow \"---\"; this document is not read", doc.badSeparator))
 			continue
 		}
+		if len(doc.data) > maxDocumentBytes && !yamlListKind.Match(doc.data) {
+			// Not parsed: tens of megabytes of YAML take minutes and
+			// gigabytes to convert.
+			d.fail(pos, object{}, "", tooLarge(len(doc.data)))
+			continue
+		}
 		if beginsWithAction(doc.data) {
 			// ToJSON would pass it on as JSON, and YAML would read a
 			// mapping: neither error would say what it is.
@@ -484,6 +492,19 @@ func (d *decoder) yamlStream(name string, data []byte) {
 		}
 		d.document(pos, jsonData, doc.data)
 	}
+}
+
+// maxDocumentBytes is the largest request body the API server takes: a
+// larger object could never be applied. A List is sent item by item, so
+// the limit is each item's.
+const maxDocumentBytes = 3 << 20
+
+// yamlListKind finds a top-level "kind: List" (or a typed list) in a YAML
+// document without parsing it.
+var yamlListKind = regexp.MustCompile(`(?m)^kind:[ \t]*["']?\w*List["']?[ \t]*(#.*)?\r?$`)
+
+func tooLarge(n int) error {
+	return fmt.Errorf("the document is %.1f MiB, more than the %d MiB the API server takes in one request: not read", float64(n)/(1<<20), maxDocumentBytes>>20)
 }
 
 // yamlDocument is one document of a YAML stream.
@@ -647,6 +668,13 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 	}
 	isList := gvk == listGVK || typedList
 	obj := object{gvk.Kind, h.namespace, h.name}
+	if !isList && len(data) > maxDocumentBytes {
+		if namespaced && obj.namespace == "" {
+			obj.namespace = metav1.NamespaceDefault
+		}
+		d.fail(pos, obj, "", tooLarge(len(data)))
+		return
+	}
 	if !read && !isList {
 		gk := gvk.GroupKind()
 		if itemKind != "" {

@@ -174,11 +174,12 @@ func (r *Reader) Load(paths ...string) error {
 	var errs []error
 	listed := make(map[string]bool)
 	for _, p := range paths {
-		found, err := Files(p)
+		found, problems, err := Walk(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		errs = append(errs, problems...)
 		for _, f := range found {
 			// A file named twice (itself and through its directory) is
 			// read once rather than reported as duplicate objects.
@@ -227,15 +228,31 @@ func (r *Reader) Snapshot() (*compile.Snapshot, []string) {
 // case) in lexical order, skipping names that begin with "." (editor and
 // ConfigMap-mount bookkeeping) and following symbolic links to regular
 // files but not to directories below root (root itself may be one); a
-// link whose target is missing is listed, for reading it to fail. A
-// watcher that polls a folder uses it to see exactly the files Load reads.
+// link whose target is missing is listed, for reading it to fail. It is
+// all or nothing: what Walk cannot read below root is its error.
 func Files(root string) ([]string, error) {
+	files, problems, err := Walk(root)
+	if err == nil {
+		err = errors.Join(problems...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// Walk lists the files below root as Files does, and apart, each an
+// *Error naming its path, what it cannot read there: a folder that cannot
+// be listed, and a manifest name that is not a regular file (a named pipe
+// would block the reader). err is root's own: then nothing is listed. A
+// watcher that polls a folder uses it to see exactly the files Load reads.
+func Walk(root string) (files []string, problems []error, err error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, fileError(root, err)
+		return nil, nil, fileError(root, err)
 	}
 	if !info.IsDir() {
-		return []string{root}, nil
+		return []string{root}, nil, nil
 	}
 	walk := root
 	if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
@@ -243,10 +260,14 @@ func Files(root string) ([]string, error) {
 		// makes the link's folder the root, its files keeping root's name.
 		walk = root + string(filepath.Separator)
 	}
-	var files []string
 	err = filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if path == walk {
+				return err
+			}
+			// One folder's loss is its own, as one file's is.
+			problems = append(problems, fileError(path, fmt.Errorf("%w; no manifest below this folder is read", err)))
+			return nil
 		}
 		if path != walk && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
@@ -257,22 +278,43 @@ func Files(root string) ([]string, error) {
 		if d.IsDir() || !isManifestName(d.Name()) {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
+		mode := d.Type()
+		if mode&fs.ModeSymlink != 0 {
 			// A link whose target cannot be reached is listed: reading it
 			// is that file's error, not the whole folder's.
-			if target, err := os.Stat(path); err == nil && !target.Mode().IsRegular() {
+			target, err := os.Stat(path)
+			if err == nil && target.IsDir() {
 				return nil
 			}
-		} else if !d.Type().IsRegular() {
+			mode = 0
+			if err == nil {
+				mode = target.Mode().Type()
+			}
+		}
+		if !mode.IsRegular() {
+			problems = append(problems, fileError(path, fmt.Errorf("%s: %s, not a regular file: not read", path, fileKind(mode))))
 			return nil
 		}
 		files = append(files, path)
 		return nil
 	})
 	if err != nil {
-		return nil, fileError(root, err)
+		return nil, nil, fileError(root, err)
 	}
-	return files, nil
+	return files, problems, nil
+}
+
+// fileKind names a file type that is not a regular file or a folder.
+func fileKind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // fileError is a problem with a file as a whole; err (an *fs.PathError)

@@ -29,13 +29,21 @@ type fileState struct {
 }
 
 // scanManifests states the files manifest.Load reads under root, so
-// that editing one, or a symbolic link's target, is seen as a change.
+// that editing one, or a symbolic link's target, is seen as a change; a
+// path it cannot read is stated too (size -1), so that it becoming
+// readable is one.
 func scanManifests(root string) ([]fileState, error) {
-	paths, err := manifest.Files(root)
+	paths, problems, err := manifest.Walk(root)
 	if err != nil {
 		return nil, err
 	}
-	files := make([]fileState, 0, len(paths))
+	files := make([]fileState, 0, len(paths)+len(problems))
+	for _, p := range problems {
+		var me *manifest.Error
+		if errors.As(p, &me) {
+			files = append(files, fileState{path: me.File, size: -1})
+		}
+	}
 	for _, path := range paths {
 		info, err := os.Stat(path) // follows a symbolic link
 		if errors.Is(err, fs.ErrNotExist) {
@@ -98,10 +106,11 @@ type controller struct {
 // replace: kept lists those files. A file that never read whole is read
 // as far as it can be. good is brought up to date.
 func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, skipped []string, unread []error, kept []string, err error) {
-	files, err := manifest.Files(root)
+	files, problems, err := manifest.Walk(root)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	unread = problems
 	data := make(map[string][]byte, len(files))
 	for _, f := range files {
 		b, err := os.ReadFile(f)

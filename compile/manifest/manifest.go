@@ -775,7 +775,7 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 			d.fail(pos, obj, field, berr)
 			return
 		}
-		d.failDecode(pos, obj, err)
+		d.failDecode(pos, obj, data, err)
 		return
 	}
 	if !isList {
@@ -843,10 +843,16 @@ func badBase64(data []byte, err error) (string, error) {
 
 // failDecode reports a decoding error; a strict one becomes one Error per
 // field at fault.
-func (d *decoder) failDecode(pos Position, obj object, err error) {
+func (d *decoder) failDecode(pos Position, obj object, data []byte, err error) {
 	strict, ok := runtime.AsStrictDecodingError(err)
 	if !ok {
 		if field, msg := wrongType(err); field != "" {
+			if keys := nonStrings(data, field); len(keys) > 0 {
+				for _, k := range keys {
+					d.fail(pos, obj, k.field, errors.New(k.msg))
+				}
+				return
+			}
 			d.fail(pos, obj, field, errors.New(msg))
 			return
 		}
@@ -860,6 +866,53 @@ func (d *decoder) failDecode(pos Position, obj object, err error) {
 		}
 		d.fail(pos, obj, field, runtime.NewStrictDecodingError([]error{e}))
 	}
+}
+
+// stringMaps are the string maps a manifest's author writes by hand, where
+// an unquoted true or 300 is YAML's boolean or number.
+var stringMaps = []string{"metadata.annotations", "metadata.labels", "data", "stringData"}
+
+// nonStrings names each value of the string map at field in the JSON
+// document data that is not a string, in key order; none when field is no
+// such map.
+func nonStrings(data []byte, field string) []struct{ field, msg string } {
+	if !slices.Contains(stringMaps, field) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	path := strings.Split(field, ".")
+	for _, p := range path[:len(path)-1] {
+		if json.Unmarshal(m[p], &m) != nil {
+			return nil
+		}
+	}
+	var values map[string]json.RawMessage
+	if json.Unmarshal(m[path[len(path)-1]], &values) != nil {
+		return nil
+	}
+	var out []struct{ field, msg string }
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		v := bytes.TrimSpace(values[k])
+		var got string
+		switch {
+		case len(v) == 0 || v[0] == '"' || string(v) == "null":
+			continue
+		case v[0] == '{':
+			got = "a mapping"
+		case v[0] == '[':
+			got = "a list"
+		case string(v) == "true" || string(v) == "false":
+			got = fmt.Sprintf("the boolean %s: quote it (%q)", v, v)
+		default:
+			got = fmt.Sprintf("the number %s: quote it (%q)", v, v)
+		}
+		f := field + "[" + k + "]"
+		out = append(out, struct{ field, msg string }{f, f + ": want a string, got " + got})
+	}
+	return out
 }
 
 // goTypeError is the decoder's message for a value of the wrong JSON type:

@@ -32,7 +32,11 @@ import (
 // goroutine of its own while the response is read, so streaming calls in
 // both directions work. Header fields go out as literals never indexed,
 // as nginx's grpc_pass sends them. A response's trailers are the
-// Response's Trailer once its body has returned io.EOF.
+// Response's Trailer once its body has returned io.EOF. A request's
+// httptrace.ClientTrace hears what net/http's HTTP/2 transport reports:
+// GetConn, GotConn, Got1xxResponse, and WroteHeaders and WroteRequest
+// once the call's HEADERS and its END_STREAM were written (the latter is
+// where a Router's proxy-read-timeout starts through Options.Transport).
 type Client struct {
 	// DialContext opens a connection to addr; nil: net.Dialer's.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -148,7 +152,7 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 			// not open is reused.
 			trace.GotConn(httptrace.GotConnInfo{Conn: cc.nc, Reused: !dialled})
 		}
-		st, err := cc.open(req, hasBody)
+		st, err := cc.open(req, hasBody, trace)
 		if err == errConnGone && tries < 3 {
 			continue
 		}
@@ -474,6 +478,10 @@ type clientConn struct {
 	idleAt     time.Time     // when the last stream went
 	settled    chan struct{} // closed once the server's first SETTINGS came, or the connection closed
 	sawSets    bool
+
+	// wrote are the httptrace reports due once what wbuf holds is
+	// written, in the order it was queued. Under mu.
+	wrote []wroteReport
 }
 
 // reserve takes a stream slot of cc for a call about to open, if it has
@@ -545,6 +553,39 @@ type clientStream struct {
 
 	reqBody  io.ReadCloser // the request's body, nil without one
 	bodyOnce sync.Once
+	// trace has the hooks that want the request reported written
+	// (WroteHeaders, WroteRequest), nil when none does.
+	trace *httptrace.ClientTrace
+}
+
+// wroteReport is a stream's HEADERS (end: its END_STREAM too) or its
+// END_STREAM queued, to be reported to its trace once written.
+type wroteReport struct {
+	st           *clientStream
+	headers, end bool
+}
+
+// queueWrote has st's trace told once what is queued now is written.
+// Under mu.
+func (cc *clientConn) queueWrote(st *clientStream, headers, end bool) {
+	if st.trace != nil {
+		cc.wrote = append(cc.wrote, wroteReport{st, headers, end})
+	}
+}
+
+// reportWrote tells the traces of ws that their frames were written, or
+// that writing them failed with err (WroteRequest's Err, as net/http's
+// transports report it). Not under mu: the hooks are the caller's.
+func reportWrote(ws []wroteReport, err error) {
+	for _, w := range ws {
+		t := w.st.trace
+		if w.headers && err == nil && t.WroteHeaders != nil {
+			t.WroteHeaders()
+		}
+		if w.end && t.WroteRequest != nil {
+			t.WroteRequest(httptrace.WroteRequestInfo{Err: err})
+		}
+	}
 }
 
 func (st *clientStream) signal() {
@@ -568,8 +609,11 @@ func (st *clientStream) claimRetry() bool {
 
 // open starts a stream for req: its HEADERS are queued, and its body
 // handed to a writer of its own.
-func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, error) {
+func (cc *clientConn) open(req *http.Request, hasBody bool, trace *httptrace.ClientTrace) (*clientStream, error) {
 	st := &clientStream{cc: cc, req: req, wake: make(chan struct{}, 1), recvWindow: clientStreamWindow}
+	if trace != nil && (trace.WroteHeaders != nil || trace.WroteRequest != nil) {
+		st.trace = trace
+	}
 	if hasBody {
 		// Set before the stream is registered: the read loop may abandon
 		// the body as soon as it finds the stream.
@@ -599,6 +643,7 @@ func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, erro
 	st.sendWindow = cc.peerWindow
 	st.sentEnd = !hasBody
 	cc.streams[st.id] = st
+	cc.queueWrote(st, true, !hasBody)
 	if cc.idle != nil {
 		cc.idle.Stop()
 	}
@@ -950,6 +995,7 @@ func (st *clientStream) sendData(p []byte, end bool) error {
 			if end {
 				cc.wbuf = appendFrameHeader(cc.wbuf, 0, frameData, flagEndStream, st.id)
 				st.sentEnd = true
+				cc.queueWrote(st, false, true)
 				cc.queueSoon()
 				cc.release(st)
 			}
@@ -971,6 +1017,7 @@ func (st *clientStream) sendData(p []byte, end bool) error {
 		p = p[n:]
 		if flags != 0 {
 			st.sentEnd = true
+			cc.queueWrote(st, false, true)
 			cc.queueSoon()
 			cc.release(st)
 			return nil
@@ -1006,10 +1053,13 @@ func (cc *clientConn) queueSoon() {
 func (cc *clientConn) flushLocked() {
 	cc.flushing = true
 	for len(cc.wbuf) > 0 && cc.werr == nil {
-		buf := cc.wbuf
-		cc.wbuf, cc.spare = cc.spare[:0], nil
+		buf, wrote := cc.wbuf, cc.wrote
+		cc.wbuf, cc.spare, cc.wrote = cc.spare[:0], nil, nil
 		cc.mu.Unlock()
 		_, err := cc.nc.Write(buf)
+		if wrote != nil {
+			reportWrote(wrote, err)
+		}
 		cc.mu.Lock()
 		if cap(buf) <= 64<<10 {
 			cc.spare = buf[:0]
@@ -1021,7 +1071,7 @@ func (cc *clientConn) flushLocked() {
 	}
 	cc.flushing = false
 	if cc.werr != nil {
-		cc.wbuf = cc.wbuf[:0]
+		cc.wbuf, cc.wrote = cc.wbuf[:0], nil
 		if !cc.closed {
 			cc.closeLocked(cc.werr)
 		}

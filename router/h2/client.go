@@ -41,8 +41,9 @@ type Client struct {
 	// DialContext opens a connection to addr; nil: net.Dialer's.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// ResponseHeaderTimeout bounds the wait for a response's head once the
-	// request's was queued; past it the call fails with an error whose
-	// Timeout() is true. Zero: no bound.
+	// whole request was queued (its END_STREAM), as nginx's
+	// grpc_read_timeout starts once the request was sent; past it the call
+	// fails with an error whose Timeout() is true. Zero: no bound.
 	ResponseHeaderTimeout time.Duration
 	// IdleConnTimeout closes a connection that has had no call for this
 	// long; zero: 90 s.
@@ -771,24 +772,34 @@ func (cc *clientConn) appendRequestHeaders(req *http.Request, hasBody bool) erro
 }
 
 // await waits for the response's head.
+// The timeout starts once the request was sent whole, as nginx's
+// grpc_read_timeout does: a streaming call's backend may answer only once
+// the last message came.
 func (st *clientStream) await(ctx context.Context, timeout time.Duration) (*http.Response, error) {
-	var tc <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		tc = t.C
-	}
+	var (
+		tc    <-chan time.Time
+		timer *time.Timer
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	done := ctx.Done()
 	cc := st.cc
 	for {
 		cc.mu.Lock()
-		res, err := st.res, st.err
+		res, err, sent := st.res, st.err, st.sentEnd
 		cc.mu.Unlock()
 		if res != nil {
 			return res, nil
 		}
 		if err != nil {
 			return nil, err
+		}
+		if timeout > 0 && sent && timer == nil {
+			timer = time.NewTimer(timeout)
+			tc = timer.C
 		}
 		select {
 		case <-st.wake:
@@ -996,6 +1007,7 @@ func (st *clientStream) sendData(p []byte, end bool) error {
 				cc.wbuf = appendFrameHeader(cc.wbuf, 0, frameData, flagEndStream, st.id)
 				st.sentEnd = true
 				cc.queueWrote(st, false, true)
+				st.signal() // the head's timeout starts (await)
 				cc.queueSoon()
 				cc.release(st)
 			}
@@ -1018,6 +1030,7 @@ func (st *clientStream) sendData(p []byte, end bool) error {
 		if flags != 0 {
 			st.sentEnd = true
 			cc.queueWrote(st, false, true)
+			st.signal() // the head's timeout starts (await)
 			cc.queueSoon()
 			cc.release(st)
 			return nil

@@ -2,6 +2,7 @@ package h2
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -88,4 +89,66 @@ func (b *slowBody) Read(p []byte) (int, error) {
 	n := copy(p, b.parts[0])
 	b.parts = b.parts[1:]
 	return n, nil
+}
+
+// pacedBody sends its parts every gap.
+type pacedBody struct {
+	parts []string
+	gap   time.Duration
+	sent  int
+}
+
+func (b *pacedBody) Read(p []byte) (int, error) {
+	if b.sent == len(b.parts) {
+		return 0, io.EOF
+	}
+	if b.sent > 0 {
+		time.Sleep(b.gap)
+	}
+	n := copy(p, b.parts[b.sent])
+	b.sent++
+	return n, nil
+}
+
+// TestClientHeaderTimeoutFromRequestEnd: ResponseHeaderTimeout counts
+// from when the whole request was sent, as nginx's grpc_read_timeout (and
+// proxy_read_timeout) starts once the request body was: a client-streaming
+// call whose backend answers after the last message gets its answer
+// however long the stream took; one whose backend does not answer in time
+// after it fails with a timeout.
+func TestClientHeaderTimeoutFromRequestEnd(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	addr, _, _ := h2cBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/silent" {
+			_, _ = io.ReadAll(r.Body)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		echoUnary(w, r)
+	}, nil)
+	c := newTestClient(t)
+	c.ResponseHeaderTimeout = 200 * time.Millisecond
+	parts := []string{"\x00\x00\x00\x00\x01a", "\x00\x00\x00\x00\x01b", "\x00\x00\x00\x00\x01c", "\x00\x00\x00\x00\x01d"}
+	res, err := c.RoundTrip(grpcRequest(t, context.Background(), addr, "/stream", &pacedBody{parts: parts, gap: 150 * time.Millisecond}))
+	if err != nil {
+		t.Fatalf("a stream of 450 ms under a 200 ms ResponseHeaderTimeout: %v", err)
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || string(b) != strings.Join(parts, "") {
+		t.Fatalf("body %q, %v", b, err)
+	}
+	start := time.Now()
+	_, err = c.RoundTrip(grpcRequest(t, context.Background(), addr, "/silent", &pacedBody{parts: parts, gap: 100 * time.Millisecond}))
+	var te interface{ Timeout() bool }
+	if !errors.As(err, &te) || !te.Timeout() {
+		t.Fatalf("no answer after the request: %v", err)
+	}
+	if d := time.Since(start); d < 450*time.Millisecond || d > 5*time.Second {
+		t.Errorf("timed out after %v, want the body's 300 ms and then 200 ms", d)
+	}
 }

@@ -3611,7 +3611,9 @@
 //   - The ConfigMap's enable-opentelemetry traces every location, the
 //     default server's included; an Ingress's enable-opentelemetry
 //     annotation turns its own locations on or off over it (without the
-//     key, only the Ingresses that say "true" are traced).
+//     key, only the Ingresses that say "true" are traced, where
+//     ingress-nginx's module, loaded for them, traces every location:
+//     AnnotationSubstituted on each, kubernetes/ingress-nginx#10966).
 //   - opentelemetry-trust-incoming-span (ConfigMap, default true; and
 //     annotation) says whether a valid incoming traceparent (with its
 //     tracestate) is the span's parent; of its flags only sampled is

@@ -98,6 +98,7 @@ var buildSteps = []func(*builder){
 	(*builder).readAnnotations,            // §11
 	(*builder).resolveRedirectAnnotations, // §11.1: redirect and host annotations; withholds what ingress-nginx ignores
 	(*builder).splitCanaries,              // §10: a canary never routes as an ordinary Ingress
+	(*builder).warnTracingModuleWide,      // §23: where ingress-nginx would trace every location
 	(*builder).buildHosts,                 // §3: virtual hosts and their creators
 	(*builder).markRegexHosts,             // §11.1: hosts in ingress-nginx's regex mode
 	(*builder).checkRewrites,              // §11.1: rewrites that will not do what they say

@@ -16,7 +16,9 @@ import (
 //
 //   - The ConfigMap's enable-opentelemetry traces every location; an
 //     Ingress's enable-opentelemetry annotation turns its locations on or
-//     off over it.
+//     off over it. Without the key, an Ingress that turns it on is
+//     traced alone, where ingress-nginx's module, once loaded for it,
+//     traces every location (AnnotationSubstituted on that Ingress).
 //   - opentelemetry-trust-incoming-span (default true) and
 //     opentelemetry-operation-name as annotations are read only with
 //     enable-opentelemetry "true" on the same Ingress, as ingress-nginx's
@@ -57,6 +59,9 @@ type tracingValues struct {
 	out *match.Tracing
 	// resolved: out is decided.
 	resolved bool
+	// moduleWide: ingress-nginx would load its OpenTelemetry module for
+	// this Ingress alone (warnTracingModuleWide).
+	moduleWide bool
 }
 
 func (v *annotationValues) tracingW() *tracingValues {
@@ -138,6 +143,7 @@ func (b *builder) resolveTracing(ing *ingress) {
 		return
 	}
 	opts := b.opts.Tracing
+	t.moduleWide = !opts.Enabled && !t.enable.native()
 	global, _ := match.ParseSpanName(opts.OperationName) // Options.Validate checked it
 	trust := !opts.DistrustIncomingSpan
 	if t.trust.set() {
@@ -192,4 +198,21 @@ func (b *builder) globalTracing() *match.Tracing {
 		b.tracingDefault = &match.Tracing{TrustIncomingSpan: !o.DistrustIncomingSpan, OperationName: name}
 	}
 	return b.tracingDefault
+}
+
+// warnTracingModuleWide warns on each Ingress served (not withheld, not a
+// canary) whose enable-opentelemetry "true" is the only tracing asked
+// for: ingress-nginx loads its OpenTelemetry module for it, and the
+// module traces every location no directive turns off, while without the
+// ConfigMap's key its template turns none off
+// (buildOpentelemetryForLocation; kubernetes/ingress-nginx#10966). Those
+// locations' spans are made and exported without their context sent on
+// (no opentelemetry_propagate). ramjet traces the Ingresses that ask.
+func (b *builder) warnTracingModuleWide() {
+	for _, ing := range b.ingresses {
+		if t := ing.ann.tracing; t != nil && t.moduleWide {
+			b.warn(AnnotationSubstituted, ing.ref(), annotationField(t.enable.key),
+				"traces this Ingress's locations only: for it, ingress-nginx without the ConfigMap's enable-opentelemetry loads its OpenTelemetry module, which then traces every location of every Ingress (kubernetes/ingress-nginx#10966), sending the context on only from those that turn it on")
+		}
+	}
 }

@@ -130,7 +130,7 @@ func newTracedHandler(tb testing.TB) *tracedHandler {
 	backend := cannedHTTPBackend(tb)
 	_, port, _ := net.SplitHostPort(backend)
 	objects := strings.Replace(appManifests(port), "  name: app\n  namespace: t\nspec:\n  ingressClassName",
-		"  name: app\n  namespace: t\n  annotations: {nginx.ingress.kubernetes.io/enable-opentelemetry: \"true\"}\nspec:\n  ingressClassName", 1)
+		"  name: app\n  namespace: t\n  annotations: {ramjet.dev/enable-opentelemetry: \"true\"}\nspec:\n  ingressClassName", 1)
 	snap, _, err := manifest.Decode("objects.yaml", []byte(objects))
 	if err != nil {
 		tb.Fatal(err)

@@ -127,7 +127,7 @@ func (s statusSpan) End(e *router.SpanEnd) {
 func TestRouterRelaysTracedInOrder(t *testing.T) {
 	tr := new(statusTracer)
 	expectOrderedRelay(t, serveRouter(t, rawBackend(orderedHead, "ok"), router.Options{Tracer: tr},
-		`nginx.ingress.kubernetes.io/enable-opentelemetry: "true"`))
+		`ramjet.dev/enable-opentelemetry: "true"`))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		tr.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -419,7 +420,9 @@ func (r *Router) endSpan(s *requestState) {
 	a := &tw.attrs
 	a[0] = SpanAttribute{Key: "http.method", Value: req.Method}
 	a[1] = SpanAttribute{Key: "http.flavor", Value: httpFlavor(req)}
-	a[2] = SpanAttribute{Key: "http.target", Value: receivedTarget(req)}
+	// The module's req->unparsed_uri, $request_uri: an absolute-form
+	// target from its path on.
+	a[2] = SpanAttribute{Key: "http.target", Value: vars.RequestURIOf(receivedTarget(req))}
 	a[3] = SpanAttribute{Key: "http.server_name", Value: serverName(&s.d)}
 	n := 4
 	if req.Host != "" {

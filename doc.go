@@ -3652,7 +3652,9 @@
 // the attributes ingress-nginx's module sets (http.method, http.flavor,
 // http.target, http.server_name, http.host, http.user_agent,
 // http.status_code, http.scheme, net.host.port, net.peer.ip,
-// net.peer.port) and the status Error for an answer of 500 or more. Its
+// net.peer.port; http.target is $request_uri, http.server_name a
+// wildcard host's server block name, the regex ingress-nginx writes
+// for it) and the status Error for an answer of 500 or more. Its
 // W3C context (traceparent, and tracestate when there is one) goes to
 // the backend and to the external auth service (auth-url), a mirror and
 // the error backend, in place of the client's, as the module's

@@ -423,7 +423,7 @@ func (r *Router) endSpan(s *requestState) {
 	// The module's req->unparsed_uri, $request_uri: an absolute-form
 	// target from its path on.
 	a[2] = SpanAttribute{Key: "http.target", Value: vars.RequestURIOf(receivedTarget(req))}
-	a[3] = SpanAttribute{Key: "http.server_name", Value: serverName(&s.d)}
+	a[3] = SpanAttribute{Key: "http.server_name", Value: tw.serverName(&s.d)}
 	n := 4
 	if req.Host != "" {
 		a[n] = SpanAttribute{Key: "http.host", Value: req.Host}
@@ -564,6 +564,23 @@ func serverName(d *decision) string {
 	return "_"
 }
 
+// serverName is the module's http.server_name, nginx's server_name of
+// the server block: serverName's, but a wildcard Ingress host is the
+// regex ingress-nginx writes for it (template.go buildServerName:
+// "*.example.com" is `~^(?<subdomain>[\w-]+)\.example\.com$`). tw
+// keeps the last it made, for its host.
+func (tw *tracedWriter) serverName(d *decision) string {
+	vh := d.res.Host
+	if vh == nil || !strings.HasPrefix(vh.Name, "*.") || vh.DeepWildcard {
+		return serverName(d)
+	}
+	if vh != tw.cacheHost {
+		tw.cacheHost = vh
+		tw.cacheServer = `~^(?<subdomain>[\w-]+)\.` + strings.ReplaceAll(vh.Name[2:], ".", `\.`) + `$`
+	}
+	return tw.cacheServer
+}
+
 // tracedWriter notes the status a traced request is answered with, and
 // holds the span and what it ends with (tracedWriters).
 type tracedWriter struct {
@@ -595,6 +612,10 @@ type tracedWriter struct {
 	cacheRoute *match.Route
 	cacheExact bool
 	cacheName  string
+	// cacheServer is the server name serverName made last, for the
+	// wildcard host cacheHost; it outlives the request.
+	cacheHost   *match.VirtualHost
+	cacheServer string
 }
 
 func (t *tracedWriter) Header() http.Header { return t.w.Header() }

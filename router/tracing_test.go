@@ -561,7 +561,8 @@ func TestTracedWriterReset(t *testing.T) {
 		require.False(t, f.IsZero(), v.Type().Field(i).Name)
 	}
 	tw.reset(len(tw.attrs), false)
-	kept := map[string]bool{"field": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
+	kept := map[string]bool{"field": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true,
+		"cacheHost": true, "cacheServer": true}
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
 		if name == "attrs" {

@@ -92,8 +92,9 @@ type conn struct {
 
 	// served counts the requests read on the connection (MaxRequests).
 	served int
-	// born is when the connection was accepted, with MaxConnAge.
-	born time.Time
+	// age is set past MaxConnAge (nil without one): a timer per
+	// connection, not a clock read per request.
+	age *connAge
 	// old: the request under way began past MaxConnAge.
 	old bool
 	// has are the framing fields the current request's head holds (see
@@ -164,6 +165,10 @@ func (w connWriter) Write(p []byte) (int, error) {
 // buffers are the hijacker's now).
 func (c *conn) release() {
 	c.srv.untrack(c)
+	if c.age != nil {
+		c.age.t.Stop()
+		c.age = nil
+	}
 	if c.state.Load() == stateHijacked {
 		return
 	}
@@ -175,7 +180,7 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain, c.cr.wctx = false, false, false, false, -1, nil
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr = nil, nil, nil, nil, nil, nil, nil, nil
-	c.served, c.born, c.old = 0, time.Time{}, false
+	c.served, c.old = 0, false
 	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
 	c.cr.full = false
@@ -208,7 +213,9 @@ func (c *conn) serve(base context.Context) {
 	s.Conns.Open(&c.stat, 0)
 	c.remote = c.rwc.RemoteAddr().String()
 	if s.MaxConnAge > 0 {
-		c.born = time.Now()
+		a := new(connAge)
+		a.t = time.AfterFunc(s.MaxConnAge, a.expire)
+		c.age = a
 	}
 	headerTimeout := s.ReadHeaderTimeout
 	if headerTimeout > 0 {
@@ -312,7 +319,7 @@ func (c *conn) serve(base context.Context) {
 		c.served++
 		c.stat.Set(ConnWriting)
 		// As nginx decides keepalive_time, when the request begins.
-		c.old = s.MaxConnAge > 0 && time.Since(c.born) > s.MaxConnAge
+		c.old = c.age != nil && c.age.old.Load()
 		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
 		if headerTimeout > 0 && !c.headDeadline {
 			c.setReadDeadline(time.Time{})
@@ -386,6 +393,16 @@ func (c *conn) serve(base context.Context) {
 		}
 	}
 }
+
+// connAge turns old once its connection is MaxConnAge old. Each
+// connection has its own, so that a timer that fires as its connection
+// ends marks nothing another connection reads.
+type connAge struct {
+	t   *time.Timer
+	old atomic.Bool
+}
+
+func (a *connAge) expire() { a.old.Store(true) }
 
 // armWait bounds the wait for the next request that writes the end of a
 // response (flushAndAwait), which ends between half of it and it after it

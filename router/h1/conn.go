@@ -470,7 +470,18 @@ func (c *conn) flushAndAwait() (ready bool, err error) {
 	// The deadline set for an earlier wait is kept while it falls at least
 	// half of armWait from now: a busy connection moves it once per half
 	// of armWait, not once per request.
-	now := monoNow()
+	var now time.Time
+	if w := &c.w; w.dateAt != 0 && w.dateFlushed == c.flushed {
+		// Nothing reached the socket since the head's Date was read from
+		// the clock: the response was written whole now, as a rule
+		// microseconds later, so that reading serves (one clock read per
+		// response). A handler that stalled after its head without a flush
+		// makes it early, which can only end the wait sooner: never later
+		// than armWait after it begins.
+		now = clockBase.Add(w.dateAt)
+	} else {
+		now = monoNow()
+	}
 	if left := c.rdl.Sub(now); left < armWait/2 || left > armWait {
 		c.setReadDeadline(now.Add(armWait))
 	}

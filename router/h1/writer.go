@@ -48,6 +48,13 @@ type response struct {
 	wroteWriteDeadline bool
 	wroteReadDeadline  bool // the handler moved the read deadline
 
+	// dateAt is the idleClock reading the head's Date was written for (0:
+	// none was), and dateFlushed c.flushed once the head was written:
+	// while it stays so, nothing reached the socket since, and the wait
+	// that ends the response (flushAndAwait) takes its time from dateAt.
+	dateAt      time.Duration
+	dateFlushed int64
+
 	// fullDuplex: the handler reads the request body while it writes the
 	// response (EnableFullDuplex), so the head is sent without draining
 	// the body; drainLater: the drain is left to finish, after the
@@ -66,7 +73,7 @@ func (w *response) reset(req *http.Request) {
 	w.req, w.snapshot = req, nil
 	w.status, w.wroteHeader, w.committed, w.handlerDone = 0, false, false, false
 	w.contentLength, w.written, w.chunking, w.closeAfter, w.badCL = -1, 0, false, false, false
-	w.headBytes = 0
+	w.headBytes, w.dateAt = 0, 0
 	w.isHEAD = req.Method == "HEAD"
 	conn := headerGet(req.Header, "Connection")
 	w.wants10KA = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(conn, "keep-alive")
@@ -476,10 +483,12 @@ func (w *response) commit(p []byte) {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
 	}
 	if !f.hasDate {
-		bw.Write(dateField())
+		w.dateAt = idleClock()
+		bw.Write(dateFieldAt(w.dateAt))
 	}
 	bw.WriteString("\r\n")
 	w.headBytes = c.flushed + int64(bw.Buffered()) - headStart
+	w.dateFlushed = c.flushed
 }
 
 // HeadBytes is the size of the response head (status line, fields, empty
@@ -611,8 +620,10 @@ type dateLine struct {
 var dateNow atomic.Pointer[dateLine]
 
 // dateField is the Date field line for now, to be written as it is.
-func dateField() []byte {
-	d := idleClock()
+func dateField() []byte { return dateFieldAt(idleClock()) }
+
+// dateFieldAt is dateField for the idleClock reading d, just taken.
+func dateFieldAt(d time.Duration) []byte {
 	if l := dateNow.Load(); l != nil && d < l.until {
 		return l.line[:]
 	}

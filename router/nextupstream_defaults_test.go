@@ -110,11 +110,13 @@ func TestConnectTimeoutDefaults(t *testing.T) {
 				status    int
 				reason    string
 				passed    []int // $upstream_status of the tries passed on
+				// the last try opened no connection: $upstream_connect_time "-"
+				unconnected bool
 			}{
-				{"alone", http.MethodGet, []string{hole}, http.StatusGatewayTimeout, ReasonUpstreamTimeout, nil},
-				{"refused alone", http.MethodGet, []string{deadAddr(t)}, http.StatusBadGateway, ReasonUpstreamUnreachable, nil},
-				{"then live", http.MethodGet, []string{hole, live}, http.StatusOK, "", []int{http.StatusGatewayTimeout}},
-				{"POST then live", http.MethodPost, []string{hole, live}, http.StatusGatewayTimeout, ReasonUpstreamTimeout, nil},
+				{"alone", http.MethodGet, []string{hole}, http.StatusGatewayTimeout, ReasonUpstreamTimeout, nil, true},
+				{"refused alone", http.MethodGet, []string{deadAddr(t)}, http.StatusBadGateway, ReasonUpstreamUnreachable, nil, true},
+				{"then live", http.MethodGet, []string{hole, live}, http.StatusOK, "", []int{http.StatusGatewayTimeout}, false},
+				{"POST then live", http.MethodPost, []string{hole, live}, http.StatusGatewayTimeout, ReasonUpstreamTimeout, nil, true},
 			} {
 				t.Run(front+" "+p.name+" "+tt.name, func(t *testing.T) {
 					rs := newRecords()
@@ -135,6 +137,7 @@ func TestConnectTimeoutDefaults(t *testing.T) {
 						passed = append(passed, try.Status)
 					}
 					assert.Equal(t, tt.passed, passed)
+					assert.Equal(t, tt.unconnected, rec.Unconnected)
 					assert.Equal(t, len(tt.passed)+1, rec.Tries)
 				})
 			}

@@ -599,6 +599,7 @@ func (r *Router) proxyError(_ http.ResponseWriter, req *http.Request, err error)
 // exchangeFailed answers through the exchange itself (it is the
 // ResponseWriter ReverseProxy was given).
 func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
+	x.unconnected = notConnected(err)
 	if a, failed := x.reqBody.answer(); failed {
 		// The client's body broke off, stalled, was too large or was
 		// malformed: its error, not the backend's, and no warning. This

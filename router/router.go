@@ -480,6 +480,10 @@ type Record struct {
 	// to httptrace's GetConn and GotConn (net/http's does). The last try's
 	// is what PassedOn's Connect times leave of it.
 	UpstreamConnectTime time.Duration
+	// Unconnected: the last try opened no connection (refused,
+	// unreachable, or the connect timeout or TLS handshake ran out), which
+	// nginx's $upstream_connect_time gives as "-" whatever time it spent.
+	Unconnected bool
 	// BytesIn counts the request body bytes read from the client; BytesOut
 	// the response body bytes sent to the client, compressed when the
 	// router compressed the answer (nginx's $body_bytes_sent; headers not

@@ -548,6 +548,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if !x.upstreamStart.IsZero() {
 		rec.UpstreamTime = now.Sub(x.upstreamStart)
 		rec.UpstreamConnectTime = x.connectTime
+		rec.Unconnected = x.unconnected
 		if x.passed != nil {
 			for _, t := range *x.passed {
 				rec.UpstreamConnectTime += max(t.Connect, 0)
@@ -587,9 +588,10 @@ type exchange struct {
 	// verbatimTransport); returnID, the request ID goes on the response;
 	// hsts, setHSTS put the router's Strict-Transport-Security value first;
 	// https, the client's scheme was https (clientProto), else http;
-	// clientTLS, the client's own connection is TLS (nginx's $scheme).
-	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https, clientTLS bool
-	informed                                                                             uint8 // informational responses relayed (see maxInformational)
+	// clientTLS, the client's own connection is TLS (nginx's $scheme);
+	// unconnected, the last try opened no connection (exchangeFailed).
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https, clientTLS, unconnected bool
+	informed                                                                                          uint8 // informational responses relayed (see maxInformational)
 	// retries counts the tries a Gateway API rule's retry added
 	// (retryRoute); it fills the flags' word.
 	retries int32

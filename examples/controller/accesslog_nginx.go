@@ -161,7 +161,7 @@ var nginxLogVars = map[string]nginxLogVar{
 			last -= max(t.Connect, 0)
 		}
 		return upstreamList(r, func(t router.Try) string { return triedSeconds(t.Connect, t.Connect >= 0) },
-			triedSeconds(last, r.Reason != router.ReasonUpstreamUnreachable)) +
+			triedSeconds(last, !r.Unconnected && r.Reason != router.ReasonUpstreamUnreachable)) +
 			errorPageLeg(r, func(p *router.ErrorPage) string { return triedSeconds(p.Connect, p.Connect >= 0) })
 	},
 	"upstream_response_length": func(r *router.Record) string {

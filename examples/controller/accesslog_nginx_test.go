@@ -451,3 +451,20 @@ func TestNginxAccessLogServerName(t *testing.T) {
 		assert.Equal(t, want+"\n", out.String(), vhost)
 	}
 }
+
+// TestNginxAccessLogConnectTimedOut: a last try whose connect timed out
+// (504, as nginx answers it) opened no connection, as a refused one: "-"
+// in $upstream_connect_time, as nginx logs it, whatever time it spent.
+func TestNginxAccessLogConnectTimedOut(t *testing.T) {
+	var out bytes.Buffer
+	log, unknown := newNginxAccessLog(&out, `$status $upstream_status $upstream_connect_time`, escapeDefault, false)
+	require.Empty(t, unknown)
+	rec := nginxLogRecord()
+	rec.Status, rec.Reason, rec.UpstreamHeaderTime, rec.UpstreamBytes = 504, router.ReasonUpstreamTimeout, 0, 0
+	rec.UpstreamConnectTime, rec.Unconnected = 5*time.Second, true
+	log(rec)
+	rec.Unconnected = false // a read timeout: connected
+	rec.UpstreamConnectTime = 2 * time.Millisecond
+	log(rec)
+	assert.Equal(t, "504 504 -\n504 504 0.002\n", out.String())
+}

@@ -459,7 +459,7 @@ func (m *metrics) observe(r router.Record) {
 			observe(m.headerTime, labels, r.UpstreamHeaderTime.Seconds())
 		}
 		observe(m.upTime, labels, r.UpstreamTime.Seconds())
-		if r.Reason != router.ReasonUpstreamUnreachable {
+		if !r.Unconnected && r.Reason != router.ReasonUpstreamUnreachable {
 			// A last try that opened no connection leaves "-" in
 			// $upstream_connect_time, which monitor.lua does not observe.
 			observe(m.connectTime, labels, r.UpstreamConnectTime.Seconds())

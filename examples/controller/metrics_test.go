@@ -720,3 +720,16 @@ func TestMetricsServerAliasHost(t *testing.T) {
 		require.Equal(t, want, v, host)
 	}
 }
+
+// TestMetricsConnectTimedOut: a last try whose connect timed out (504)
+// opened no connection either: no connect time observed for it.
+func TestMetricsConnectTimedOut(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	r := proxied("shop.example.com", "shop.example.com", apiRoute)
+	r.Status, r.Reason, r.Unconnected = 504, router.ReasonUpstreamTimeout, true
+	r.UpstreamHeaderTime, r.UpstreamTime, r.UpstreamConnectTime, r.BytesOut = 0, 5*time.Second, 5*time.Second, 0
+	m.observe(r)
+	s := scrapeMetrics(t, m)
+	_, series := s.sum("nginx_ingress_controller_connect_duration_seconds_count", map[string]string{"status": "504"})
+	require.Zero(t, series, "no connection, no connect time")
+}

@@ -87,6 +87,9 @@ type accessLogKeys struct {
 	// disable-stream-access-log.
 	streamFormat string
 	streamOff    bool
+	// realIP is enable-real-ip: the stream log's $remote_addr is a
+	// trusted PROXY header's source, else the peer.
+	realIP bool
 }
 
 // accessLogConfigMapKeys are the access log's keys the controller reads
@@ -120,7 +123,7 @@ func disableAllAccessLogs(c *config, v string) error {
 
 func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 	k := accessLogKeys{format: s.LogFormat, defaultBackend: s.AccessLogDefaultBackend, skip: s.SkipAccessLogURLs, noRequestID: !s.Headers.GenerateRequestID,
-		authLog: s.AuthAccessLog}
+		authLog: s.AuthAccessLog, realIP: s.EnableRealIP}
 	// nginx.tmpl tests escape-none first.
 	switch {
 	case s.LogFormatEscapeNone:
@@ -135,7 +138,7 @@ func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
 		k.noRequestID == o.noRequestID && k.authLog == o.authLog && k.underscoreNames == o.underscoreNames && k.off == o.off &&
 		k.path == o.path && k.httpPath == o.httpPath && k.streamPath == o.streamPath &&
-		k.streamFormat == o.streamFormat && k.streamOff == o.streamOff
+		k.streamFormat == o.streamFormat && k.streamOff == o.streamOff && k.realIP == o.realIP
 }
 
 // accessLog is the access log the keys ask for, writing to w; format is

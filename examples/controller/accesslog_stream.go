@@ -49,6 +49,10 @@ type streamRecord struct {
 	upstream       string
 	connect        time.Duration
 	connected      bool
+
+	// proxied is the source a trusted peer's PROXY header named; nil
+	// for none.
+	proxied net.Addr
 }
 
 func (r *streamRecord) in(n int) {
@@ -185,7 +189,21 @@ func (k accessLogKeys) streamLog(out io.Writer) func(*streamRecord) {
 	if format == "" {
 		format = defaultLogFormatStream
 	}
-	return newStreamAccessLog(out, format)
+	log := newStreamAccessLog(out, format)
+	if !k.realIP {
+		return log
+	}
+	// nginx's stream realip module makes a PROXY header's source
+	// $remote_addr only under set_real_ip_from, which ingress-nginx
+	// writes into its stream block with enable-real-ip alone.
+	return func(r *streamRecord) {
+		if r.proxied != nil {
+			c := *r
+			c.client = r.proxied
+			r = &c
+		}
+		log(r)
+	}
 }
 
 // The stream access log's ConfigMap keys.

@@ -95,7 +95,7 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 		if src != nil && l.s.trustedPeer(from) {
 			from = src
 			if rec != nil {
-				rec.client = src
+				rec.proxied = src
 			}
 		}
 		early = rest

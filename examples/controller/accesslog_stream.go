@@ -53,6 +53,9 @@ type streamRecord struct {
 	// proxied is the source a trusted peer's PROXY header named; nil
 	// for none.
 	proxied net.Addr
+	// proxyProtocol is the source the client's PROXY header named,
+	// trusted or not (nginx's $proxy_protocol_addr); nil for none.
+	proxyProtocol net.Addr
 }
 
 func (r *streamRecord) in(n int) {
@@ -79,6 +82,20 @@ var streamLogVars = map[string]func(r *streamRecord) string{
 	"remote_addr": func(r *streamRecord) string { h, _, _ := net.SplitHostPort(r.client.String()); return h },
 	"remote_port": func(r *streamRecord) string { _, p, _ := net.SplitHostPort(r.client.String()); return p },
 	"server_port": func(r *streamRecord) string { return strconv.Itoa(int(r.port)) },
+	"proxy_protocol_addr": func(r *streamRecord) string {
+		if r.proxyProtocol == nil {
+			return ""
+		}
+		h, _, _ := net.SplitHostPort(r.proxyProtocol.String())
+		return h
+	},
+	"proxy_protocol_port": func(r *streamRecord) string {
+		if r.proxyProtocol == nil {
+			return ""
+		}
+		_, p, _ := net.SplitHostPort(r.proxyProtocol.String())
+		return p
+	},
 	"protocol": func(r *streamRecord) string {
 		if r.proto == match.UDP {
 			return "UDP"

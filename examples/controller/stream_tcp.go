@@ -92,6 +92,9 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 			}
 			return
 		}
+		if rec != nil {
+			rec.proxyProtocol = src
+		}
 		if src != nil && l.s.trustedPeer(from) {
 			from = src
 			if rec != nil {

@@ -157,11 +157,22 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 // value changed since start warns that it waits for a restart. The
 // warnings are logged when they differ from the last version's.
 func (s *configMapSettings) update(data map[string]string, found bool, others ...*corev1.ConfigMap) config {
+	return s.updateUnread(data, found, false, others...)
+}
+
+// updateUnread is update where the ConfigMap may be there but not
+// readable (unread: a manifest error names it): its settings are lost,
+// which ingress-nginx, holding the last version the API server took,
+// would not do.
+func (s *configMapSettings) updateUnread(data map[string]string, found, unread bool, others ...*corev1.ConfigMap) config {
 	c := s.base
 	cm := &corev1.ConfigMap{Data: data}
 	cm.Namespace, cm.Name = s.ref.Namespace, s.ref.Name
 	warns := applyConfigMap(&c, cm, s.set, others...)
-	if !found {
+	switch {
+	case !found && unread:
+		warns = append(warns, configMapWarning{"", "not read (see its manifest error); the flags' settings apply", compile.TrafficMoves, false})
+	case !found:
 		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic, false})
 	}
 	for _, key := range slices.Sorted(maps.Keys(configmap.Keys)) {

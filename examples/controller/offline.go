@@ -256,7 +256,11 @@ func (c *controller) load() (whole bool, err error) {
 	cfg := c.cfg
 	if c.settings != nil {
 		data, found := configMapIn(snap.ConfigMaps, c.settings.ref)
-		cfg = c.settings.update(data, found, snap.ConfigMaps...)
+		unreadCM := slices.ContainsFunc(unread, func(err error) bool {
+			var me *manifest.Error
+			return errors.As(err, &me) && me.Kind == "ConfigMap" && me.Namespace == c.settings.ref.Namespace && me.Name == c.settings.ref.Name
+		})
+		cfg = c.settings.updateUnread(data, found, unreadCM, snap.ConfigMaps...)
 		applyLive(c.router, cfg, c.cfg)
 	}
 	opts := compileOptions(cfg, snap.Services)

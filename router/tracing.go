@@ -209,12 +209,12 @@ func unhexInto(dst []byte, s string) (bad byte) {
 	return bad
 }
 
-// incomingContext is the request's trace context: one traceparent
-// header (a repeated one is invalid, as OpenTelemetry's propagator holds)
-// and its tracestate headers joined.
+// incomingContext is the request's trace context: its first traceparent
+// header, as the module's propagator reads the first header of the name
+// (propagate.cpp FindHeader), and its tracestate headers joined.
 func incomingContext(h http.Header) TraceContext {
 	tp := h["Traceparent"]
-	if len(tp) != 1 {
+	if len(tp) == 0 {
 		return TraceContext{}
 	}
 	c, ok := ParseTraceparent(tp[0])

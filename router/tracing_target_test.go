@@ -1,6 +1,7 @@
 package router
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,4 +51,37 @@ func TestTracingServerNameWildcard(t *testing.T) {
 			assert.Equal(t, want, tt.last(t).attrs()["http.server_name"], host)
 		}
 	}
+}
+
+// A trusted location given a traceparent that does not parse starts a
+// trace of its own, as the module's propagator leaves an
+// invalid context without a parent, and the backend gets the span's
+// context, without the client's tracestate (the root span has none).
+func TestTracingInvalidIncoming(t *testing.T) {
+	r, tt := tracingRouter(t, &match.Tracing{TrustIncomingSpan: true}, Options{})
+	for _, tp := range [][]string{
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"},
+		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"},
+		{"garbage"},
+		{"garbage", clientParent},
+	} {
+		res := traced(r, "/api/x", http.Header{"Traceparent": tp, "Tracestate": {"vendor=1"}})
+		s := tt.last(t)
+		assert.False(t, s.parent.IsValid(), "%q", tp)
+		assert.Equal(t, []string{s.ctx.Traceparent()}, res.Header["Seen-Traceparent"], "%q", tp)
+		assert.Empty(t, res.Header["Seen-Tracestate"], "%q", tp)
+	}
+}
+
+// Of several traceparent lines the first is read, as the module's
+// propagator reads the first header of the name (propagate.cpp
+// FindHeader), and OpenTelemetry Go's HeaderCarrier.Get too: the span
+// stays in the client's trace.
+func TestTracingRepeatedTraceparent(t *testing.T) {
+	r, tt := tracingRouter(t, &match.Tracing{TrustIncomingSpan: true}, Options{})
+	other := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	res := traced(r, "/api/x", http.Header{"Traceparent": {clientParent, other}})
+	s := tt.last(t)
+	assert.Equal(t, clientParent, s.parent.Traceparent())
+	assert.Equal(t, []string{s.ctx.Traceparent()}, res.Header["Seen-Traceparent"])
 }

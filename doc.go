@@ -3661,7 +3661,9 @@
 // proxy_set_header sets it: the router's steps between, an
 // Options.Hook among them, see the client's headers. An answer made before any location (a www or app-root
 // redirect, a request that cannot be routed) is not traced, as nginx's
-// module starts its span in the location. Without a Tracer, or on a
+// module starts its span in the location, nor is the 413 of a declared
+// body length over the limit, which nginx answers before the location's
+// rewrite phase. Without a Tracer, or on a
 // location that is not traced, a request costs nothing more and its
 // trace headers pass through untouched.
 //

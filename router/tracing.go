@@ -260,12 +260,33 @@ func tracingOf(d *decision) *match.Tracing {
 	return nil
 }
 
+// refusedBeforeSpan reports a request checkBodySize will refuse: nginx
+// answers a declared Content-Length over client_max_body_size with 413
+// in its find-config phase, before the location's rewrite phase where
+// the module starts its span, so that answer has none.
+func (r *Router) refusedBeforeSpan(s *requestState) bool {
+	if s.req.ContentLength <= 0 || s.d.at == &stepUnlocated && s.d.ans.status != 0 {
+		return false
+	}
+	var p *match.Policy
+	switch res := &s.d.res; {
+	case s.d.at == &stepDenied:
+		// The router's limit, as checkBodySize has it.
+	case res.Route != nil:
+		p = res.Route.Policy
+	case res.Host != nil:
+		p = res.Host.FallbackLocation.Policy
+	}
+	maxBody, _, _ := r.bodyLimits(p)
+	return maxBody > 0 && s.req.ContentLength > maxBody
+}
+
 // startSpan starts the span of a traced request, sends its context on
 // with the request (the auth subrequest copies the client's headers, the
 // backend gets them) and wraps the answer to learn its status.
 func (r *Router) startSpan(s *requestState) {
 	t := tracingOf(&s.d)
-	if t == nil {
+	if t == nil || r.refusedBeforeSpan(s) {
 		return
 	}
 	var parent TraceContext

@@ -41,6 +41,7 @@ var routeFieldsWithoutFallback = map[string]string{
 	"Split":                 "an HTTPRoute's; the fallback has one backend",
 	"CaseSensitive":         "a Regex route's; a fallback matches no path",
 	"PortName":              "VirtualHost.FallbackPortName",
+	"NginxLocation":         "a regex-mode Regex route's; a fallback's auth location is the server's \"/\" Prefix",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress

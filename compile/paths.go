@@ -134,6 +134,21 @@ func (b *builder) warnPrefixTakesOver() {
 	b.prefixLike = nil
 }
 
+// nginxLocationOf is the type of the location ingress-nginx writes for the
+// route of key that a regex-mode host made of p, one of n (modeKeys): the
+// declared type, but Exact for the "p" twin of a Prefix path split in two;
+// 0 for an ImplementationSpecific path.
+func nginxLocationOf(p *networkingv1.HTTPIngressPath, key string, n int) match.NginxLocationType {
+	switch {
+	case p.PathType == nil:
+	case *p.PathType == networkingv1.PathTypeExact, *p.PathType == networkingv1.PathTypePrefix && n == 2 && key == declaredPath(p):
+		return match.NginxExact
+	case *p.PathType == networkingv1.PathTypePrefix:
+		return match.NginxPrefix
+	}
+	return 0
+}
+
 // declarePath validates one path and, unless it is rejected or loses a
 // conflict, adds its route to v. Each problem warns on its own field.
 func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkingv1.HTTPIngressPath, order int32) {
@@ -212,6 +227,9 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 		r.UsePortInRedirects = ing.ann.usePortInRedirects
 		r.OrderPath = orderPath
+		if v.regex != nil && k.typ == match.Regex {
+			r.NginxLocation = nginxLocationOf(p, k.key, len(keys))
+		}
 		// Both kept only where the backend turns out to have affinity
 		// (applyRouteAffinity).
 		r.NoAffinityCookie = ing.ann.trafficR().affinity.key == ""

@@ -61,6 +61,7 @@ var sections = []*section{
 	&passthroughSection,   // tlsroute.go
 	&gatewayCORSSection,   // gatewaycors.go
 	&errorSourcesSection,  // errorsources.go
+	&nginxLocationSection, // nginxlocation.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

@@ -244,6 +244,8 @@ var sectionChanges = []struct {
 	{section: "server-tls", field: "VirtualHost.ServerTLS", change: "ciphers", mutate: func(s Spec) {
 		specHost(s, shop).ServerTLS = &ServerTLS{Ciphers: "ECDHE+AESGCM", CipherSuites: []uint16{0xc02f}}
 	}},
+	{section: "nginx-location", field: "Route.NginxLocation", change: "Prefix", mutate: func(s Spec) { specRoute(s, "/api").NginxLocation = NginxPrefix },
+		sameText: "it names the route's external auth location, which the text does not show"},
 	{section: "case-sensitive-regex", field: "Route.CaseSensitive", change: "on", mutate: func(s Spec) { specRoute(s, "/re/[a-z]+").CaseSensitive = true }},
 	{section: "listener", field: "VirtualHost.Listener", change: "on :443 tls", mutate: func(s Spec) { specHost(s, shop).Listener = Listener{Port: 443, TLS: true} }},
 	{section: "routing", field: "Backend.ID", change: "ID", mutate: func(s Spec) { specBackend(s, "prod/api:80").ID = "prod/api:8080" }},

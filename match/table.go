@@ -285,6 +285,11 @@ type Route struct {
 	// PortName is how the path wrote its Service port: 0 by number, n by
 	// Backend.PortNames[n-1] (Backend.WrittenPort).
 	PortName uint8
+	// NginxLocation, on a Regex route that a host in ingress-nginx's regex
+	// mode made of a Prefix or Exact path, is the type of the location
+	// ingress-nginx writes for it, whose path is Path; 0 otherwise
+	// (nginxlocation.go).
+	NginxLocation NginxLocationType
 	// OrderPath, for a Regex route, is the path that places it in
 	// controller order when that is not Path: the path as declared, for a
 	// route a host in ingress-nginx's regex mode made of a declared path

@@ -171,8 +171,9 @@ func (r *Router) authorize(s *requestState) bool {
 // its path type. A Prefix path other than "/" is two locations there
 // (updateServerLocations): "path/" and an Exact twin "path", which a
 // request for the path itself (escaped, as received) reaches. A Regex
-// route's declared type is not kept; ImplementationSpecific is the one
-// that makes it. A host's fallback is the server's "/".
+// route is an ImplementationSpecific path's, or one a host in regex mode
+// made of a Prefix or Exact path, whose location keeps its type
+// (Route.NginxLocation). A host's fallback is the server's "/".
 func authLocation(rt *match.Route, escaped string) string {
 	path, typ := "/", "Prefix"
 	if rt != nil {
@@ -181,6 +182,9 @@ func authLocation(rt *match.Route, escaped string) string {
 			typ = "Exact"
 		case match.Regex:
 			typ = "ImplementationSpecific"
+			if rt.NginxLocation != 0 {
+				path, typ = rt.Path, rt.NginxLocation.String()
+			}
 		default:
 			if path != "/" {
 				if p, err := match.NormalizePath(escaped); err == nil && p == path {

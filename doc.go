@@ -1515,11 +1515,15 @@
 //     query follows either. $uri is the subrequest's path too, as in
 //     nginx, where $request_uri and $args are the request's. At most
 //     router.MirrorInFlight copies are in flight per Router; one more is
-//     dropped and counted (router.Stats.MirrorsDropped), as is one of a
-//     gRPC body. As nginx's
+//     dropped and counted (router.Stats.MirrorsDropped). As nginx's
 //     mirror_request_body, a location that mirrors the body reads it whole
 //     first (into its temporary file past client-body-buffer-size), even
-//     with proxy-request-buffering "off". A target ramjet cannot serve (a
+//     with proxy-request-buffering "off"; a gRPC call's body (backend-protocol
+//     GRPC or GRPCS) is not held back: the copy, a POST to the target
+//     with the call's headers, is fed the body as it streams to the
+//     backend, and lasts as long as it does (a copy that falls 256 KiB
+//     behind, or whose call ends before its body, is dropped and counted).
+//     A target ramjet cannot serve (a
 //     variable in its host, another variable, no scheme) is
 //     AnnotationRejected and nothing is mirrored.
 //   - enable-access-log: "false" marks the location's records
@@ -2702,9 +2706,11 @@
 //     port's number here (documented).
 //   - mirror-target: every copy is sent there, as a subrequest with the
 //     body nginx buffered; here at most router.MirrorInFlight copies are
-//     in flight per Router, and a gRPC body, which is never read whole, is
-//     not mirrored, the copy dropped and counted
-//     (router.Stats.MirrorsDropped). A target ingress-nginx's validator
+//     in flight per Router, the rest dropped and counted
+//     (router.Stats.MirrorsDropped). A gRPC call's body, which nginx reads
+//     whole before the call goes on (so a streaming call waits for its
+//     client's last message), is copied as it streams here, in chunks
+//     rather than with a Content-Length. A target ingress-nginx's validator
 //     refuses still leaves a mirror directive there, whose subrequest goes
 //     to the server's own locations; here nothing is mirrored
 //     (AnnotationRejected).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -42,11 +43,11 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // whole before the backend was chosen (wrapBody reads it so for a location
 // that mirrors it, as mirror_request_body does), in memory or in its
 // temporary file, which the copy keeps open until it is sent. A gRPC
-// call's body is never read whole: a mirror to a Service (the Gateway
-// API's) is fed it as it goes to the backend (grpcTee), and a
-// mirror-target copy of it is not sent. At most MirrorInFlight copies are
-// in flight; one over that, or such a mirror-target copy, is not sent and
-// is counted in Stats.MirrorsDropped. Taking the copy costs the request the goroutine
+// call's body is never read whole: the copy, to a Service (the Gateway
+// API's) or to a mirror-target URL (an Ingress's), is fed it as it goes
+// to the backend (grpcTee). At most MirrorInFlight copies are in flight;
+// one over that is not sent and is counted in Stats.MirrorsDropped.
+// Taking the copy costs the request the goroutine
 // and a copy of its method, host and headers; everything else is done on
 // that goroutine.
 //
@@ -69,9 +70,7 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		case *spillBody:
 			c.spill = b
 		case *clientBody:
-			// Only a Service's (the Gateway API's RequestMirror): an
-			// Ingress's mirror-target copy of a call is dropped, as said.
-			if !s.grpc || m.Backend == nil || b.n.Load() > 0 {
+			if !s.grpc || b.n.Load() > 0 {
 				r.mirrors.dropped.Add(1)
 				return
 			}
@@ -130,9 +129,22 @@ type mirrorCopy struct {
 // copy of the request's method, host and headers. nginx's mirror
 // subrequest passes the client's headers (its mirror location sets only
 // Host), and its body when mirror-request-body is on.
+//
+// A copy's exchange is bounded by the router's connect and read timeouts
+// together. A gRPC call's copy lasts as long as the call's body first, as
+// nginx's mirror subrequest lasts as long as its request: its bound
+// starts once that body is whole, or the call over.
 func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 	defer r.mirrors.inFlight.Add(-1)
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), mirrorKey{}, true), r.timeouts.connect+r.timeouts.read)
+	ctx := context.WithValue(context.Background(), mirrorKey{}, true)
+	bound := r.timeouts.connect + r.timeouts.read
+	var cancel context.CancelFunc
+	if c.tee != nil {
+		ctx, cancel = context.WithCancel(ctx)
+		defer c.tee.bound(bound, cancel)()
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, bound)
+	}
 	defer cancel()
 	var rd io.Reader
 	size := int64(-1)
@@ -263,6 +275,8 @@ type grpcTee struct {
 	buf  []byte
 	err  error // io.EOF: the body is whole; else why the copy ends
 	gone bool  // the copy's sender is done with it
+	// ended is called once err is set (bound).
+	ended func()
 	// wake tells the copy's reader that buf or err changed.
 	wake    chan struct{}
 	dropped *atomic.Uint64
@@ -290,6 +304,7 @@ func (t *grpcTee) feed(p []byte, err error) {
 	t.buf = append(t.buf, p...)
 	if err != nil {
 		t.err = err
+		t.end()
 	}
 	t.signal()
 }
@@ -298,7 +313,43 @@ func (t *grpcTee) feed(p []byte, err error) {
 func (t *grpcTee) abandon(why error) {
 	t.err, t.buf = why, nil
 	t.dropped.Add(1)
+	t.end()
 	t.signal()
+}
+
+// end calls ended once the body's feed is over; t.mu is held.
+func (t *grpcTee) end() {
+	if f := t.ended; f != nil {
+		t.ended = nil
+		f()
+	}
+}
+
+// bound has cancel called d after the call's body is whole or the copy
+// was abandoned (d from now if it is already); stop undoes it.
+func (t *grpcTee) bound(d time.Duration, cancel func()) (stop func()) {
+	var timer *time.Timer // under t.mu, as stopped
+	stopped := false
+	start := func() {
+		if !stopped {
+			timer = time.AfterFunc(d, cancel)
+		}
+	}
+	t.mu.Lock()
+	if t.err != nil {
+		start()
+	} else {
+		t.ended = start
+	}
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		stopped, t.ended = true, nil
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 // cut abandons the copy when the call is over before its body was.

@@ -57,7 +57,11 @@ func (pc *Conn) tlsIdleClean() bool {
 	var buf []byte
 	for range idleRounds {
 		whole := 0
-		if !pc.peek.now() {
+		if pc.peek.now() {
+			if !pc.sock.held {
+				return true // and crypto/tls holds nothing past what it used
+			}
+		} else {
 			if buf == nil {
 				buf = make([]byte, maxRecord)
 			}
@@ -114,23 +118,62 @@ func (pc *Conn) takeRecords(n int) bool {
 // is not negative, reads return at most limit bytes in all, then fail as
 // a read past its deadline does, which crypto/tls takes for a pause, not
 // an error: takeRecords has it take exactly the records waiting.
+//
+// It follows the records' framing in what it reads, so that a connection
+// is spared takeRecords when crypto/tls cannot hold anything past what it
+// used: crypto/tls reads only when the record it is at is not whole, so
+// a read that ended exactly that record left it nothing more.
 type tlsSock struct {
 	net.Conn
 	limit int
 	one   [1]byte // takeRecords' read, which nothing should fill
+	// The framing: the part of a record header read (hdr, hdrN), and what
+	// is still to come of the record it heads (rest).
+	hdr  [5]byte
+	hdrN int
+	rest int
+	// held: the last read did not end exactly one record, so crypto/tls
+	// may hold records, or part of one, that it has not used.
+	held bool
 }
 
 func (s *tlsSock) Read(p []byte) (int, error) {
-	if s.limit < 0 {
-		return s.Conn.Read(p)
-	}
 	if s.limit == 0 {
 		return 0, os.ErrDeadlineExceeded
 	}
-	if len(p) > s.limit {
+	if s.limit > 0 && len(p) > s.limit {
 		p = p[:s.limit]
 	}
 	n, err := s.Conn.Read(p)
-	s.limit -= n
+	if s.limit > 0 {
+		s.limit -= n
+	}
+	s.frame(p[:n])
 	return n, err
+}
+
+// frame follows the records' framing through b, just read, and sets held.
+func (s *tlsSock) frame(b []byte) {
+	ended := 0
+	for len(b) > 0 {
+		if s.rest > 0 {
+			k := min(s.rest, len(b))
+			s.rest -= k
+			b = b[k:]
+			if s.rest == 0 {
+				ended++
+			}
+			continue
+		}
+		k := copy(s.hdr[s.hdrN:], b)
+		s.hdrN += k
+		b = b[k:]
+		if s.hdrN == len(s.hdr) {
+			s.hdrN, s.rest = 0, int(s.hdr[3])<<8|int(s.hdr[4])
+			if s.rest == 0 {
+				ended++
+			}
+		}
+	}
+	s.held = ended != 1 || s.rest > 0 || s.hdrN > 0
 }

@@ -401,3 +401,33 @@ func TestTLSIdleRecordsRequest(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestTLSSockFraming: the socket beneath TLS says crypto/tls may hold
+// something unused unless its last read ended exactly one record, however
+// the records were cut into reads.
+func TestTLSSockFraming(t *testing.T) {
+	rec := func(n int) []byte { return append([]byte{23, 3, 3, byte(n >> 8), byte(n)}, make([]byte, n)...) }
+	two := append(rec(3), rec(2)...)
+	for _, tt := range []struct {
+		name  string
+		reads [][]byte
+		held  bool
+	}{
+		{"one record", [][]byte{rec(3)}, false},
+		{"two records in one read", [][]byte{two}, true},
+		{"a record and part of the next", [][]byte{two[:10]}, true},
+		{"the rest of a record", [][]byte{two[:10], two[10:]}, false},
+		{"a header cut in two", [][]byte{rec(3)[:2], rec(3)[2:]}, false},
+		{"a header alone", [][]byte{rec(3)[:5]}, true},
+		{"an empty record", [][]byte{rec(0)}, false},
+		{"nothing", [][]byte{{}}, true},
+	} {
+		s := &tlsSock{}
+		for _, b := range tt.reads {
+			s.frame(b)
+		}
+		if s.held != tt.held {
+			t.Errorf("%s: held %v, want %v", tt.name, s.held, tt.held)
+		}
+	}
+}

@@ -820,6 +820,18 @@ func (st *clientStream) fail(err error, code errCode) {
 	st.failLocked(err, code)
 }
 
+// failBody fails st with the error reading its request body, unless the
+// request's half had ended already: a body abandoned once the answer was
+// whole fails its reads, which say nothing of the call.
+func (st *clientStream) failBody(err error) {
+	cc := st.cc
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if !st.sentEnd {
+		st.failLocked(err, codeCancel)
+	}
+}
+
 // noReset is a failure that sends no RST_STREAM.
 const noReset errCode = 1<<32 - 1
 
@@ -963,7 +975,7 @@ func (st *clientStream) writeBody(body io.ReadCloser) {
 		n, err := body.Read(buf)
 		end := err == io.EOF
 		if err != nil && !end {
-			st.fail(err, codeCancel)
+			st.failBody(err)
 			return
 		}
 		if werr := st.sendData(buf[:n], end); werr != nil || end {
@@ -1318,8 +1330,11 @@ func (cc *clientConn) process(fh frameHeader, p []byte) error {
 			switch {
 			case code == codeRefusedStream && st.res == nil:
 				st.failLocked(errRefused, noReset)
-			case code == codeNo && st.ended:
-				// The answer is whole; the server wants no more body.
+			case st.ended:
+				// The answer is whole (its END_STREAM came): the server
+				// wants no more body, NO_ERROR or not (STREAM_CLOSED
+				// answers DATA that crossed its END_STREAM), and the
+				// answer stands, as net/http's client reads it.
 				st.abandonBody()
 				cc.cond.Broadcast()
 				cc.release(st)

@@ -340,7 +340,8 @@ func (t *h1Try) respond(res *h1.Response) bool {
 	x := t.x
 	declared := passedTrailers(res.Trailer)
 	// As ReverseProxy: flush every piece of a response of unknown length
-	// and of server-sent events, buffer the rest.
+	// and of server-sent events; the rest is flushed before each wait for
+	// more of the body (see below).
 	var flush bool
 	x.headers().backendServer(x.w.Header())
 	if x.relay(res, declared) {
@@ -382,6 +383,16 @@ func (t *h1Try) respond(res *h1.Response) bool {
 	defer copyBuffers.Put(buf)
 	body := t.pc.Body()
 	for {
+		if !flush && t.pc.BodyWaits() {
+			// What came, the head included, goes to the client before
+			// the wait for more, as nginx sends it with proxy_buffering
+			// off (ingress-nginx's default): a body that comes in pieces
+			// is not held until the buffer fills or the body ends.
+			if ferr := http.NewResponseController(x.w).Flush(); ferr != nil && x.writeErr == nil {
+				x.writeErr = ferr
+				return false
+			}
+		}
 		n, err := body.Read(buf[:])
 		if n > 0 {
 			if _, werr := x.Write(buf[:n]); werr != nil {

@@ -661,6 +661,14 @@ func (pc *Conn) Body() io.Reader {
 	return &pc.ex.resBody
 }
 
+// BodyWaits reports whether the next Read of Body may wait for the
+// backend: nothing of the body is in the connection's buffer, and some of
+// it is still to come. A proxy sends what it relayed before such a read.
+func (pc *Conn) BodyWaits() bool {
+	b := &pc.ex.resBody
+	return pc.br.Buffered() == 0 && (b.chunks != nil || b.remaining != 0)
+}
+
 // WholeBody takes the final response's body when it came whole with the
 // head: a length, all of it in the connection's buffer. The bytes are
 // valid until the connection is ended; false when the body is to be read

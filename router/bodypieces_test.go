@@ -1,0 +1,66 @@
+package router
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// TestKnownLengthBodySentAsItComes: a backend's response with a
+// Content-Length whose body comes in pieces reaches the client as it
+// comes, the head with the first piece, as nginx sends it under
+// ingress-nginx's proxy-buffering "off": what came is not held while the
+// router waits for the rest. The backend sends the rest only once the
+// client has the first piece.
+func TestKnownLengthBodySentAsItComes(t *testing.T) {
+	fronts := map[string]func(t *testing.T, backend string) string{
+		"h1": func(t *testing.T, backend string) string { return h1EdgeRouter(t, backend, nil, nil) },
+		"net/http": func(t *testing.T, backend string) string {
+			r := newTestRouter(Options{})
+			r.Publish(table("edge", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", backend)))))
+			t.Cleanup(r.CloseIdleConnections)
+			s := httptest.NewServer(r)
+			t.Cleanup(s.Close)
+			return s.Listener.Addr().String()
+		},
+	}
+	for name, front := range fronts {
+		t.Run(name, func(t *testing.T) {
+			release := make(chan struct{})
+			backend := rawServer(t, func(c net.Conn) {
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nContent-Type: text/plain\r\n\r\nhello")
+				select {
+				case <-release:
+				case <-time.After(5 * time.Second):
+				}
+				io.WriteString(c, "world")
+			})
+			c, br := h1EdgeDial(t, front(t, backend))
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("the head did not come before the rest of the body: %v", err)
+			}
+			first := make([]byte, 5)
+			if _, err := io.ReadFull(res.Body, first); err != nil || string(first) != "hello" {
+				t.Fatalf("the first piece did not come before the rest: %q, %v", first, err)
+			}
+			close(release)
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			rest, err := io.ReadAll(res.Body)
+			if err != nil || string(rest) != "world" {
+				t.Fatalf("the rest: %q, %v", rest, err)
+			}
+		})
+	}
+}

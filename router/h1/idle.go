@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"ramjet.dev/ramjet/router/rawsock"
 )
 
 // Bytes a backend sends on a connection that waits in the pool answer no
@@ -126,12 +128,8 @@ func (pc *Conn) takeRecords(n int) bool {
 type tlsSock struct {
 	net.Conn
 	limit int
-	one   [1]byte // takeRecords' read, which nothing should fill
-	// The framing: the part of a record header read (hdr, hdrN), and what
-	// is still to come of the record it heads (rest).
-	hdr  [5]byte
-	hdrN int
-	rest int
+	one   [1]byte         // takeRecords' read, which nothing should fill
+	rec   rawsock.Records // the framing of what was read
 	// held: the last read did not end exactly one record, so crypto/tls
 	// may hold records, or part of one, that it has not used.
 	held bool
@@ -154,26 +152,6 @@ func (s *tlsSock) Read(p []byte) (int, error) {
 
 // frame follows the records' framing through b, just read, and sets held.
 func (s *tlsSock) frame(b []byte) {
-	ended := 0
-	for len(b) > 0 {
-		if s.rest > 0 {
-			k := min(s.rest, len(b))
-			s.rest -= k
-			b = b[k:]
-			if s.rest == 0 {
-				ended++
-			}
-			continue
-		}
-		k := copy(s.hdr[s.hdrN:], b)
-		s.hdrN += k
-		b = b[k:]
-		if s.hdrN == len(s.hdr) {
-			s.hdrN, s.rest = 0, int(s.hdr[3])<<8|int(s.hdr[4])
-			if s.rest == 0 {
-				ended++
-			}
-		}
-	}
-	s.held = ended != 1 || s.rest > 0 || s.hdrN > 0
+	completed := s.rec.Read(b)
+	s.held = completed != 1 || !s.rec.Between()
 }

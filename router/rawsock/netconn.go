@@ -46,27 +46,25 @@ func Under(c net.Conn) *Conn {
 	return nil
 }
 
-// records follows the TLS records in the bytes read from a socket, as
-// their headers give their lengths.
-type records struct {
+// Records follows the TLS records in the bytes read from a socket, as
+// their headers give their lengths, for a layer beneath crypto/tls that
+// needs to know whether what it read ends at a record's end.
+type Records struct {
 	left int     // bytes of the current record's body still to come
 	hdr  [5]byte // a record header read in part
 	hn   int     // its bytes so far
-	// one: the last read began at a record's start and ended at the end
-	// of the one record it completed.
-	one bool
 }
 
-func (r *records) read(p []byte) {
-	aligned := r.left == 0 && r.hn == 0
-	done := 0
+// Read follows p, the bytes just read, and returns how many records they
+// completed.
+func (r *Records) Read(p []byte) (completed int) {
 	for len(p) > 0 {
 		if r.left > 0 {
 			k := min(r.left, len(p))
 			r.left -= k
 			p = p[k:]
 			if r.left == 0 {
-				done++
+				completed++
 			}
 			continue
 		}
@@ -77,9 +75,26 @@ func (r *records) read(p []byte) {
 			r.hn = 0
 			r.left = int(r.hdr[3])<<8 | int(r.hdr[4])
 			if r.left == 0 {
-				done++
+				completed++
 			}
 		}
 	}
-	r.one = aligned && done == 1 && r.left == 0 && r.hn == 0
+	return completed
+}
+
+// Between reports whether the bytes read so far end at a record's end.
+func (r *Records) Between() bool { return r.left == 0 && r.hn == 0 }
+
+// records is a Conn's Records and what its last read was.
+type records struct {
+	Records
+	// one: the last read began at a record's start and ended at the end
+	// of the one record it completed.
+	one bool
+}
+
+func (r *records) read(p []byte) {
+	aligned := r.Between()
+	completed := r.Records.Read(p)
+	r.one = aligned && completed == 1 && r.Between()
 }

@@ -54,8 +54,12 @@ type splicer struct {
 	copier *copier
 }
 
-func newMover(dst, src *net.TCPConn) (mover, error) {
-	p, err := getPipe()
+func newMover(dst, src *net.TCPConn) (mover, error) { return moverFrom(dst, src, getPipe) }
+
+// moverFrom is newMover with the pipe taken from pipe (a test gives one
+// that fails, without touching the shared pool).
+func moverFrom(dst, src *net.TCPConn, pipe func() (*kernelPipe, error)) (mover, error) {
+	p, err := pipe()
 	if err != nil {
 		// No pipe to be had (no file descriptors left): the direction
 		// copies, served as nginx serves every stream connection,
@@ -182,11 +186,8 @@ type kernelPipe struct {
 	cleanup runtime.Cleanup
 }
 
-// makePipe makes the pool's pipes (a test makes it fail).
-var makePipe = newKernelPipe
-
 var pipes = sync.Pool{New: func() any {
-	p, err := makePipe(spliceMove)
+	p, err := newKernelPipe(spliceMove)
 	if err != nil {
 		return err
 	}

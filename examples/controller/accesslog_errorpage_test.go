@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -164,17 +161,11 @@ type loggedRequest struct {
 // compares its access log line.
 func serveLogged(t *testing.T, requests []loggedRequest) {
 	t.Helper()
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	res := compileBeside(t, errorPageLogObjects, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/missing" {
 			w.WriteHeader(http.StatusNotFound)
 		}
-	}))
-	t.Cleanup(backend.Close)
-	ip, port, err := net.SplitHostPort(backend.Listener.Addr().String())
-	require.NoError(t, err)
-	snap, _, err := manifest.Decode("objects.yaml", fmt.Appendf(nil, errorPageLogObjects, ip, port))
-	require.NoError(t, err)
-	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true, DefaultBackend: &compile.ServiceRef{Namespace: "prod", Name: "global", Port: "80"}})
+	}, compile.Options{DefaultBackend: &compile.ServiceRef{Namespace: "prod", Name: "global", Port: "80"}})
 
 	var out bytes.Buffer
 	log, unknown := newNginxAccessLog(&out, `$status [$proxy_upstream_name] [$proxy_alternative_upstream_name] $service_name`, escapeDefault, false)

@@ -123,11 +123,19 @@ func TestLogUpstreamNameOfLocation(t *testing.T) {
 // that answers 200 until the test ends.
 func compileBesideBackend(t *testing.T, objects string) compile.Result {
 	t.Helper()
-	backend := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	return compileBeside(t, objects, func(http.ResponseWriter, *http.Request) {}, compile.Options{})
+}
+
+// compileBeside is compileBesideBackend with the backend's handler and the
+// compile options given (loopback endpoints always allowed).
+func compileBeside(t *testing.T, objects string, handler http.HandlerFunc, opts compile.Options) compile.Result {
+	t.Helper()
+	backend := httptest.NewServer(handler)
 	t.Cleanup(backend.Close)
 	ip, port, err := net.SplitHostPort(backend.Listener.Addr().String())
 	require.NoError(t, err)
 	snap, _, err := manifest.Decode("objects.yaml", fmt.Appendf(nil, objects, ip, port))
 	require.NoError(t, err)
-	return compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
+	opts.AllowLoopbackEndpoints = true
+	return compile.Compile(*snap, opts)
 }

@@ -47,7 +47,9 @@ func TestSpliceSlowReaderLosesNothing(t *testing.T) {
 func testSlowReader(t *testing.T, relay func(client, backend *net.TCPConn, idle time.Duration) error) {
 	in, client := tcpPair(t)   // the writer's end, the proxy's client side
 	backend, out := tcpPair(t) // the proxy's backend side, the reader's end
-	const idle = 800 * time.Millisecond
+	// Long enough that a relay or reader starved for a moment on a loaded
+	// machine (it once missed 800 ms there) is not taken for an idle one.
+	const idle = 2 * time.Second
 	done := make(chan error, 1)
 	go func() { done <- relay(client, backend, idle) }()
 

@@ -19,9 +19,14 @@ import (
 // spare the request that system call but not the process: its wait in the
 // poller starts with the same peek, and the hand-offs when a request takes
 // the connection cost more (measured with the loopback harness: router
-// CPU per request +5% against the peek's +1%). Bytes that arrive after the
-// look, while the request is being written, cannot be told from its
-// response, as with net/http's Transport and nginx.
+// CPU per request +5% against the peek's +1%). Nor can the poller's own
+// readiness stand in for the peek: arming a wait clears it, and Go has no
+// other way to look at it. nginx pays a call here too: it asks a
+// kept-alive connection for SO_ERROR before each request it writes on it
+// (issue 41: 6 system calls per proxied request, ramjet's controller 5).
+// Bytes that arrive after the look, while the request is being written,
+// cannot be told from its response, as with net/http's Transport and
+// nginx.
 //
 // Under TLS what arrives is records, and TLS 1.3 has a backend send some
 // that carry no data whenever it likes: NewSessionTickets (OpenSSL sends

@@ -2189,9 +2189,10 @@
 //     allows.
 //   - WebSocket and other Upgrade requests are tunnelled once the backend
 //     answers 101. Responses of unknown length are flushed as they arrive;
-//     on the router's own HTTP/1.1 pool, a body of known length that comes
-//     in pieces is sent up to where it stopped before the router waits for
-//     more, as nginx sends it with proxy-buffering "off".
+//     a body of known length that comes in pieces is sent up to where it
+//     stopped before the router waits for more, as nginx sends it with
+//     proxy-buffering "off", on every way out (through a net/http
+//     transport, from its first piece on: the head waits for it).
 //   - A location's Response (§11.8) acts around the exchange: a listed
 //     status is replaced by the error backend's answer once the backend's
 //     answer is over (its body read and dropped), a bandwidth limit paces

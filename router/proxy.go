@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -496,6 +497,12 @@ func modifyResponse(res *http.Response) error {
 			body = &stallBody{ReadCloser: body, read: x.timeouts.read}
 		}
 		x.body = watchedBody{ReadCloser: body, x: x, res: res}
+		x.bodyFlush = flushNone
+		if ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); res.ContentLength != -1 && ct != "text/event-stream" {
+			// ReverseProxy flushes only bodies of unknown length and
+			// event streams (its flushInterval, read the same way).
+			x.bodyFlush = flushPending
+		}
 		// Over HTTP/1 only announced fields are passed on; HTTP/2 frames a
 		// trailer apart from the header, and gRPC servers send theirs
 		// unannounced.
@@ -531,8 +538,35 @@ type watchedBody struct {
 
 var noneAnnounced = []string{}
 
+// What watchedBody flushes (exchange.bodyFlush).
+const (
+	// flushNone: ReverseProxy flushes the body as it copies it (one of
+	// unknown length, an event stream), or there is none.
+	flushNone = iota
+	// flushDone: a body of known length, all it relayed flushed.
+	flushDone
+	// flushPending: its head, or bytes read since the last flush, may
+	// still sit in the client's writer.
+	flushPending
+)
+
 func (b *watchedBody) Read(p []byte) (int, error) {
+	x := b.x
+	if x.bodyFlush == flushPending && b.mayWait() {
+		// What came goes to the client before the wait for more, as nginx
+		// sends it under proxy_buffering off (ingress-nginx's default)
+		// and as the router's own pool does (h1Try.respond): a body of
+		// known length that comes in pieces is not held until the
+		// writer's buffer fills or the body ends.
+		x.bodyFlush = flushDone
+		if err := http.NewResponseController(x.w).Flush(); err != nil && x.writeErr == nil {
+			x.writeErr = err
+		}
+	}
 	n, err := b.ReadCloser.Read(p)
+	if n > 0 && x.bodyFlush == flushDone {
+		x.bodyFlush = flushPending
+	}
 	if err != nil && err != io.EOF && b.x.readErr == nil {
 		b.x.readErr = err
 	}
@@ -545,6 +579,21 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// mayWait reports whether the next read of the body may wait for the
+// backend. router/h2's client knows; of another transport's body, any
+// read once some of it was relayed may, but not the first: a body that
+// came whole with the head then leaves with it in one write.
+func (b *watchedBody) mayWait() bool {
+	r := io.Reader(b.ReadCloser)
+	if s, ok := r.(*stallBody); ok {
+		r = s.ReadCloser
+	}
+	if w, ok := r.(interface{ Waits() bool }); ok {
+		return w.Waits()
+	}
+	return b.x.written > 0
 }
 
 // stallBody bounds the wait for each read of a backend's body on the

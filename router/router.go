@@ -64,7 +64,8 @@
 //     the HTTP status, grpc-message with the reason, no body.
 //   - WebSocket and other Upgrade requests are tunnelled once the backend
 //     answers 101. Responses of unknown length (chunked, gRPC, server-sent
-//     events) are flushed to the client as each piece arrives.
+//     events) are flushed to the client as each piece arrives; one of
+//     known length is flushed before each wait for more of it.
 //
 // # Sizes
 //

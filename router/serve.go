@@ -592,6 +592,7 @@ type exchange struct {
 	// unconnected, the last try opened no connection (exchangeFailed).
 	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https, clientTLS, unconnected bool
 	informed                                                                                          uint8 // informational responses relayed (see maxInformational)
+	bodyFlush                                                                                         uint8 // what watchedBody flushes (see flushNone)
 	// retries counts the tries a Gateway API rule's retry added
 	// (retryRoute); it fills the flags' word.
 	retries int32

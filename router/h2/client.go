@@ -1158,6 +1158,16 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	}
 }
 
+// Waits reports whether the next Read may wait for the server: nothing
+// of the body is buffered and more may come. A proxy flushes what it
+// relayed before such a read.
+func (b *clientBody) Waits() bool {
+	st := b.st
+	st.cc.mu.Lock()
+	defer st.cc.mu.Unlock()
+	return st.bodyR >= len(st.body) && !st.ended && st.err == nil && !st.closedBody
+}
+
 // endErr is what a read past the body's data returns. Under mu.
 func (st *clientStream) endErr() error {
 	if st.err != nil {

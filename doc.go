@@ -1143,7 +1143,9 @@
 //     replaces §13's rule: a try that fails so moves the request to
 //     another endpoint within proxy-next-upstream-tries, a POST, LOCK or
 //     PATCH that reached a backend only with non_idempotent (one whose
-//     connection could not be opened goes on, as in nginx), no request
+//     connection could not be opened goes on, as in nginx, and so does a
+//     gRPC call whose connection was lost before its HEADERS and any of
+//     its body were written), no request
 //     whose body streamed to a backend under proxy-request-buffering
 //     "off" (one without a body goes on, as nginx streams none), never
 //     with off; when no endpoint is left the last answer stands.

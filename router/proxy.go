@@ -21,6 +21,7 @@ import (
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // rewrite turns the inbound request into the one sent to the chosen
@@ -719,6 +720,15 @@ func notConnected(err error) bool {
 	// net/http does not export that error's type; its text is fixed.
 	return unreachable(err) || errors.Is(err, h1.ErrHandshakeTimeout) ||
 		timedOut(err) && err.Error() == "net/http: TLS handshake timeout"
+}
+
+// notSent reports a try whose request never reached the backend: its
+// connection could not be opened (notConnected), or router/h2's client
+// lost it before the call's HEADERS were written. Like a request nginx
+// has not sent, it may go to the next upstream, a POST too.
+func notSent(err error) bool {
+	var ns *h2.NotSentError
+	return notConnected(err) || errors.As(err, &ns)
 }
 
 func timedOut(err error) bool {

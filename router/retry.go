@@ -18,8 +18,9 @@ const maxTries = 3
 // and it is sent to another endpoint of the same backend, at most maxTries
 // endpoints in all. Like nginx's default (proxy_next_upstream error
 // timeout, without non_idempotent), every method but POST, LOCK and PATCH
-// is retried (see idempotent). A failure
-// after the connection was open is never retried: the backend may have
+// is retried (see idempotent); so is a gRPC call whose connection was
+// lost before its HEADERS were written (notSent). A failure
+// after the request was sent is never retried: the backend may have
 // acted on the request. Every endpoint left behind is released at once,
 // the last one when the request ends. A location's proxy-next-upstream
 // replaces the rule with nginx's conditions (see passOn).
@@ -65,9 +66,9 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 				return res, nil
 			}
 			res.Body.Close()
-		case !explicit && (!notConnected(err) || !replayable):
+		case !explicit && (!notSent(err) || !replayable):
 			return nil, err
-		case !x.passOn(req, p, failureClass(err), !notConnected(err), replayable, began):
+		case !x.passOn(req, p, failureClass(err), !notSent(err), replayable, began):
 			return nil, err
 		}
 		if out == req {

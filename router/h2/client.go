@@ -106,6 +106,16 @@ func (e timeoutError) Error() string { return "h2: timeout awaiting " + e.what }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
+// NotSentError is a call that failed before its HEADERS were written to
+// the server: the connection ended, after it was opened, before they
+// went out, and nothing of the request's body was read. The server never
+// saw the call, so it may go out again, to another server too, as nginx
+// passes a request it has not sent to the next upstream. Err is why.
+type NotSentError struct{ Err error }
+
+func (e *NotSentError) Error() string { return "h2: call not sent: " + e.Err.Error() }
+func (e *NotSentError) Unwrap() error { return e.Err }
+
 // StreamError is a stream the server reset.
 type StreamError struct{ Code uint32 }
 
@@ -167,6 +177,9 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if err != nil {
+			if ctx.Err() == nil && st.unsent() {
+				err = &NotSentError{Err: err}
+			}
 			st.abandonBody()
 		}
 		return res, err
@@ -312,7 +325,7 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 	cc.mu.Unlock()
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, &NotSentError{Err: err}
 	}
 	go cc.readLoop()
 	// The server's SETTINGS come first: its stream limit is known before
@@ -332,7 +345,8 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 	}
 	cc.mu.Lock()
 	if err == nil && cc.closed {
-		err = cc.werr
+		// Lost before the server's SETTINGS: no call went out on it.
+		err = &NotSentError{Err: cc.werr}
 	}
 	if err != nil {
 		cc.closeLocked(err)
@@ -483,6 +497,10 @@ type clientConn struct {
 	// wrote are the httptrace reports due once what wbuf holds is
 	// written, in the order it was queued. Under mu.
 	wrote []wroteReport
+	// taken and written count the bytes of the connection handed to a
+	// write and written (flushLocked): whether a call's HEADERS were
+	// written (clientStream.unsent). Under mu.
+	taken, written int64
 }
 
 // reserve takes a stream slot of cc for a call about to open, if it has
@@ -551,6 +569,9 @@ type clientStream struct {
 	retired    bool // refused before that: the call went out again
 	closedBody bool // the response body was closed
 	removed    bool
+	// headersEnd is the connection's taken count once its HEADERS are
+	// written (unsent).
+	headersEnd int64
 
 	reqBody  io.ReadCloser // the request's body, nil without one
 	bodyOnce sync.Once
@@ -594,6 +615,21 @@ func (st *clientStream) signal() {
 	case st.wake <- struct{}{}:
 	default:
 	}
+}
+
+// unsent reports whether a failed call never reached the server, and so
+// may go out again: its connection ended before a write took its HEADERS
+// whole (a write under way may yet take them), and its body writer has
+// not begun, and now never will.
+func (st *clientStream) unsent() bool {
+	cc := st.cc
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if !cc.closed || cc.written >= st.headersEnd || cc.flushing && cc.taken >= st.headersEnd || st.taken {
+		return false
+	}
+	st.retired = true
+	return true
 }
 
 // claimRetry reports whether a refused call may go out again: its body
@@ -640,6 +676,7 @@ func (cc *clientConn) open(req *http.Request, hasBody bool, trace *httptrace.Cli
 	cc.nextID += 2
 	// The stream's ID goes into its frames now that it is known.
 	fixStreamIDs(cc.wbuf[start:], st.id)
+	st.headersEnd = cc.taken + int64(len(cc.wbuf))
 	cc.opened++
 	st.sendWindow = cc.peerWindow
 	st.sentEnd = !hasBody
@@ -1080,12 +1117,14 @@ func (cc *clientConn) flushLocked() {
 	for len(cc.wbuf) > 0 && cc.werr == nil {
 		buf, wrote := cc.wbuf, cc.wrote
 		cc.wbuf, cc.spare, cc.wrote = cc.spare[:0], nil, nil
+		cc.taken += int64(len(buf))
 		cc.mu.Unlock()
-		_, err := cc.nc.Write(buf)
+		n, err := cc.nc.Write(buf)
 		if wrote != nil {
 			reportWrote(wrote, err)
 		}
 		cc.mu.Lock()
+		cc.written += int64(n)
 		if cap(buf) <= 64<<10 {
 			cc.spare = buf[:0]
 		}

@@ -5,7 +5,10 @@
 # writes 64 KiB writes to a sink in its own process, straight or through
 # each proxy (each a process of its own, the controller offline with
 # -manifests), the targets in turn within each round, and prints MB/s and
-# each proxy's ratio to direct within the round, then the medians.
+# each proxy's ratio to direct within the round, then the medians. It
+# prints the CPU-seconds per GiB moved of tcpload (client and sink) and of
+# each proxy too: on a busy machine the throughput varies from round to
+# round, the CPU per byte much less.
 #
 # HAProxy (Debian: apt-get install haproxy) runs one thread in TCP mode
 # with option splice-request and splice-response (forced, not
@@ -64,6 +67,7 @@ YAML
 "${pin[@]}" timeout --foreground 30m "$work/controller" -manifests "$work/m" -tcp-services-configmap ingress-nginx/tcp-services \
 	-http-addr 127.0.0.1:$((BASE + 3)) -https-addr "" -debug-addr "" -enable-access-log=false >"$work/controller.log" 2>&1 &
 pids+=($!)
+ctl=$!
 targets="direct=$sink"
 if command -v haproxy >/dev/null; then
 	cat >"$work/haproxy.cfg" <<CFG
@@ -83,6 +87,7 @@ listen sink
 CFG
 	"${pin[@]}" timeout 30m haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
 	pids+=($!)
+	hap=$!
 	targets+=",haproxy=127.0.0.1:$((BASE + 1))"
 fi
 targets+=",controller=127.0.0.1:$((BASE + 2))"
@@ -90,6 +95,9 @@ for _ in $(seq 100); do
 	grep -q "listening for TCP and UDP services" "$work/controller.log" && break
 	sleep 0.1
 done
+# The proxies' own processes, children of timeout (taskset execs).
+procs="controller=$(pgrep -P "$ctl")"
+[[ -z ${hap:-} ]] || procs+=",haproxy=$(pgrep -P "$hap")"
 echo "$(date -u '+%F %H:%M') UTC, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'); pinning: ${pinned:-none}; $(haproxy -v 2>/dev/null | head -1 | cut -d' ' -f1-3); $ROUNDS rounds of $MIB MiB"
 echo
-"${pin[@]}" "$work/tcpload" -sink "$sink" -targets "$targets" -mib "$MIB" -rounds "$ROUNDS"
+"${pin[@]}" "$work/tcpload" -sink "$sink" -targets "$targets" -pids "$procs" -mib "$MIB" -rounds "$ROUNDS"

@@ -1165,8 +1165,8 @@
 //   - proxy-redirect-from and -to, proxy-cookie-domain and
 //     proxy-cookie-path: nginx's proxy_redirect, proxy_cookie_domain and
 //     proxy_cookie_path as nginx.tmpl writes them, on the backend's answer
-//     whatever the backend's protocol or the client's (never on the
-//     router's own answers or error pages). "off" is the default; a
+//     whatever the backend's protocol or the client's, a 101 included
+//     (never on the router's own answers or error pages). "off" is the default; a
 //     proxy-redirect-from of "default" rewrites only proxy_pass's
 //     http://upstream_balancer/, which no backend sends, and a
 //     proxy-redirect-to of "off" writes no proxy_redirect: both leave

@@ -557,13 +557,16 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	brw.WriteString("\r\n")
 	h := x.w.Header()
 	fields := res.Fields
-	merged := x.added.any()
+	merged := x.added.any() || x.proxying().HasHeaderRewrites()
 	if merged {
 		// The location's header edits (custom-headers, more_set_headers,
 		// add_header … always) act on the whole head, the backend's
-		// fields among it: the map then holds them all.
+		// fields among it, and so do proxy_redirect and proxy_cookie_*,
+		// which nginx applies to a 101 too: the map then holds them all.
+		own := len(h["Set-Cookie"])
 		x.headers().backendServer(h)
 		mergeUpgradeFields(h, fields, x.headers())
+		x.rewriteHead(h, own)
 		x.added.apply(h, http.StatusSwitchingProtocols)
 		fields = nil
 	}

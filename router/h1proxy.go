@@ -116,7 +116,9 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			if retry {
 				// The backend closed the kept-alive connection before it
 				// answered anything of this request: send it again, as
-				// net/http and nginx do, on a new connection.
+				// net/http and nginx do, on a new connection; nginx lists
+				// the try that failed (502), which takes none of the tries.
+				x.notePassed(x.endpoint.Addr, match.RetryError, true)
 				fresh, outer = true, bodyAnew(x, outer, started)
 				continue
 			}

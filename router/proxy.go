@@ -387,7 +387,10 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 // connectTimed sends one try of the exchange x with rt, noting how long
 // opening the try's connection took in x.connectTime, for the record
 // ($upstream_connect_time): net/http's transports and the router's own
-// report it through httptrace.
+// report it through httptrace. A second connection within the try is
+// net/http's transport sending the request again after the backend
+// dropped the kept-alive one: the try that failed is noted, as nginx
+// lists it (502).
 type connectTimed struct {
 	rt http.RoundTripper
 	x  *exchange
@@ -395,7 +398,14 @@ type connectTimed struct {
 
 func (c connectTimed) RoundTrip(req *http.Request) (*http.Response, error) {
 	x := c.x
-	trace := connectTrace(func(d time.Duration) { x.connectTime += d })
+	var again bool
+	trace := connectTrace(func(d time.Duration) {
+		if again {
+			x.notePassed(x.endpoint.Addr, match.RetryError, true)
+		}
+		again = true
+		x.connectTime += d
+	})
 	return c.rt.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 }
 

@@ -110,6 +110,16 @@ func (x *exchange) passTo(cond match.NextUpstream, connected bool) bool {
 	if !x.pick() {
 		return false
 	}
+	x.notePassed(from, cond, connected)
+	return true
+}
+
+// notePassed notes a try to endpoint from that failed with cond for the
+// record, as nginx lists each try in $upstream_addr and $upstream_status:
+// one passed to another endpoint, or one sent again on a new connection
+// after the backend dropped the kept-alive one (its connection reused:
+// connected, 0).
+func (x *exchange) notePassed(from string, cond match.NextUpstream, connected bool) {
 	if !x.upstreamStart.IsZero() { // an Observer reads the record
 		if x.passed == nil {
 			x.passed = new([]Try)
@@ -131,7 +141,6 @@ func (x *exchange) passTo(cond match.NextUpstream, connected bool) bool {
 		// The next try's own, as nginx times each try.
 		x.connectTime, x.headerAfter = 0, 0
 	}
-	return true
 }
 
 // passedEnd is when the last of the tries passed on ended, from the first

@@ -125,6 +125,8 @@ func (s staleResend) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil || !reused || timedOut(err) || req.Context().Err() != nil {
 		return res, err
 	}
+	// nginx lists the try that failed (502), which takes none of the tries.
+	s.x.notePassed(s.x.endpoint.Addr, match.RetryError, true)
 	again := shallowCopy(req)
 	if held := s.x.held(); held != nil {
 		again.Body = anew(held)

@@ -424,6 +424,9 @@ type Record struct {
 	// PassedOn are the tries before Endpoint's that failed and passed the
 	// request on to another endpoint, in order, as nginx's $upstream_addr
 	// and $upstream_status list them before the last; nil when none did.
+	// A request sent again to the same endpoint on a new connection,
+	// because the backend dropped the kept-alive one, lists that try too
+	// (502, as nginx), which Tries does not count.
 	PassedOn []Try
 
 	// Request is the request as the router received it, for fields the

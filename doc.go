@@ -1099,7 +1099,10 @@
 //     request body the location holds in memory before the rest goes to a
 //     temporary file (§13). proxy-request-buffering: "on" (the default) or
 //     "off", which passes the body to the backend as it arrives instead of
-//     reading it whole first. Other values ("Off", "16x", "0") warn and
+//     reading it whole first; on the router's own HTTP/1 server a body of
+//     known length that came whole with the head is held as buffered, as
+//     nginx holds a body it pre-read, and a failed try sends it again.
+//     Other values ("Off", "16x", "0") warn and
 //     keep the router's buffering. Rendered body-buffer=16k and
 //     request-buffering=off.
 //   - proxy-connect-timeout, proxy-send-timeout, proxy-read-timeout: whole
@@ -1147,7 +1150,8 @@
 //     gRPC call whose connection was lost before its HEADERS and any of
 //     its body were written), no request
 //     whose body streamed to a backend under proxy-request-buffering
-//     "off" (one without a body goes on, as nginx streams none), never
+//     "off" (one without a body, or with one that came whole with the
+//     head, goes on, as nginx streams neither), never
 //     with off; when no endpoint is left the last answer stands.
 //     proxy-next-upstream-timeout (whole
 //     seconds, 0 for none; a unit under ramjet.dev/) starts no try past it.

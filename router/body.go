@@ -112,6 +112,14 @@ func (r *Router) wrapBody(s *requestState) bool {
 		// whatever proxy_request_buffering says.
 		stream = false
 	}
+	if stream && s.req.ContentLength > 0 {
+		// A body that came whole with the head is held as buffered, as
+		// nginx clears request_body_no_buffering for a body it pre-read
+		// whole: a failed try sends it again.
+		if b, ok := req.Body.(interface{ Buffered() bool }); ok && b.Buffered() {
+			stream = false
+		}
+	}
 	// A 100-continue is answered here, by the server as the body is first
 	// read, whether it is buffered or streams: the backend is never asked
 	// (nginx clears Expect, ngx_http_proxy_headers), so the pool's client

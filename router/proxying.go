@@ -90,11 +90,12 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 		// conditions once the request was sent: a connection that could
 		// not be opened carried nothing the backend could act on.
 		return false
-	case sent && x.policy().StreamRequestBody && req.Body != nil && req.Body != http.NoBody:
+	case sent && x.policy().StreamRequestBody && req.Body != nil && req.Body != http.NoBody && x.held() == nil:
 		// nginx's request_body_no_buffering: nothing whose body streamed
-		// is passed on once sent. A request without a body does not
-		// stream (ngx_http_read_client_request_body clears the flag for
-		// it) and goes on as under buffering.
+		// is passed on once sent. A request without a body, or whose
+		// body was read whole first (it came with the head, or a mirror
+		// wants it), does not stream (ngx_http_read_client_request_body
+		// clears the flag for them) and goes on as under buffering.
 		return false
 	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
 		return false

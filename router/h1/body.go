@@ -56,6 +56,19 @@ type bodyReader struct {
 func (r *bodyReader) Read(p []byte) (int, error) { return r.b.read(r.gen, p) }
 func (r *bodyReader) Close() error               { return r.b.close(r.gen) }
 
+// Buffered reports whether the rest of a body of known length is in the
+// connection's read buffer, as it is when it came with the head: reading
+// it waits for nothing, as for a body nginx pre-read whole.
+func (r *bodyReader) Buffered() bool {
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.gen != r.gen || b.src == nil || b.chunked != nil {
+		return false
+	}
+	return b.sawEOF || int64(b.c.br.Buffered()) >= b.lr.N
+}
+
 func (b *body) read(gen uint64, p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1526,9 +1526,10 @@
 //     first (into its temporary file past client-body-buffer-size), even
 //     with proxy-request-buffering "off"; a gRPC call's body (backend-protocol
 //     GRPC or GRPCS) is not held back: the copy, a POST to the target
-//     with the call's headers, is fed the body as it streams to the
-//     backend, and lasts as long as it does (a copy that falls 256 KiB
-//     behind, or whose call ends before its body, is dropped and counted).
+//     with the call's headers, gathers the body as it streams to the
+//     backend and goes with its Content-Length once the body is over, as
+//     nginx's subrequest sends a body it read whole (a call whose body
+//     passes 8 MiB, or ends before its body, is dropped and counted).
 //     A target ramjet cannot serve (a
 //     variable in its host, another variable, no scheme) is
 //     AnnotationRejected and nothing is mirrored.
@@ -2719,8 +2720,9 @@
 //     in flight per Router, the rest dropped and counted
 //     (router.Stats.MirrorsDropped). A gRPC call's body, which nginx reads
 //     whole before the call goes on (so a streaming call waits for its
-//     client's last message), is copied as it streams here, in chunks
-//     rather than with a Content-Length. A target ingress-nginx's validator
+//     client's last message), streams to the backend here; the copy goes,
+//     as there, with its Content-Length once the body is over. A target
+//     ingress-nginx's validator
 //     refuses still leaves a mirror directive there, whose subrequest goes
 //     to the server's own locations; here nothing is mirrored
 //     (AnnotationRejected).

@@ -45,7 +45,8 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // temporary file, which the copy keeps open until it is sent. A gRPC
 // call's body is never read whole: the copy, to a Service (the Gateway
 // API's) or to a mirror-target URL (an Ingress's), is fed it as it goes
-// to the backend (grpcTee). At most MirrorInFlight copies are in flight;
+// to the backend (grpcTee); one to a URL gathers it and goes with its
+// length once it is over, as nginx's. At most MirrorInFlight copies are in flight;
 // one over that is not sent and is counted in Stats.MirrorsDropped.
 // Taking the copy costs the request the goroutine
 // and a copy of its method, host and headers; everything else is done on
@@ -169,6 +170,19 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 			rt, h2, url = r.mirrors.h2, true, "https"+strings.TrimPrefix(url, "http")
 		}
 	}
+	if c.tee != nil && !h2 {
+		// nginx's mirror subrequest sends a body it read whole
+		// (mirror_request_body), with its length: a call's copy to a
+		// mirror-target URL goes once the call's body is over.
+		b, err := c.tee.whole(grpcMirrorWholeLimit)
+		if err != nil {
+			if !c.tee.abandoned() {
+				r.mirrors.failed.Add(1)
+			}
+			return
+		}
+		rd, size = bytes.NewReader(b), int64(len(b))
+	}
 	out, err := http.NewRequestWithContext(ctx, req.Method, url, rd)
 	if err != nil {
 		c.tee.Close()
@@ -258,6 +272,12 @@ func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
 // that has not taken it yet: past it the copy has fallen behind the call
 // and is abandoned, never the call slowed.
 const grpcTeeLimit = 256 << 10
+
+// grpcMirrorWholeLimit bounds a gRPC call's body read whole for a copy
+// sent with its length (grpcTee.whole): past it the copy is abandoned.
+const grpcMirrorWholeLimit = 8 << 20
+
+var errMirrorTooLong = errors.New("the call's body is too long to copy whole")
 
 var (
 	errMirrorBehind = errors.New("mirrored copy fell behind the call")
@@ -368,7 +388,23 @@ func (t *grpcTee) abandoned() bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.err == errMirrorBehind || t.err == errMirrorCut
+	return t.err == errMirrorBehind || t.err == errMirrorCut || t.err == errMirrorTooLong
+}
+
+// whole reads the call's body to its end, at most limit bytes: past that
+// the copy is abandoned (counted as dropped).
+func (t *grpcTee) whole(limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(t, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.abandon(errMirrorTooLong)
+		return nil, errMirrorTooLong
+	}
+	return b, nil
 }
 
 func (t *grpcTee) Read(p []byte) (int, error) {

@@ -118,6 +118,11 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	}
 	if has("upstream-keepalive-connections", "upstream-keepalive-timeout", "upstream-keepalive-requests", "upstream-keepalive-time") {
 		u := s.UpstreamKeepalive
+		if has("upstream-keepalive-time") && u.Time == 0 {
+			// nginx's keepalive_time 0: no connection is older than 0 ms
+			// when its request ends, so none is reused.
+			u.Requests = 1
+		}
 		o.UpstreamKeepalive = &u
 	}
 	if g := s.Gzip; g != nil {

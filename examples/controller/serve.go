@@ -346,7 +346,7 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 		}
 		timeout := cfg.connections().ShutdownTimeout
 		log.Info("shutting down", "timeout", timeout)
-		sctx, stopTimeout := context.WithTimeout(context.Background(), timeout)
+		sctx, stopTimeout := stopContext(timeout)
 		defer stopTimeout()
 		errs := []error{serveErr}
 		streamsDone := make(chan error, 1)
@@ -717,6 +717,15 @@ func (c config) connections() configmap.Connections {
 	k.HeaderTimeout = cmp.Or(c.headerTimeout, k.HeaderTimeout)
 	k.ShutdownTimeout = cmp.Or(c.shutdownTimeout, k.ShutdownTimeout)
 	return k
+}
+
+// stopContext bounds a stop by worker-shutdown-timeout; 0, as nginx's
+// worker_shutdown_timeout 0, waits for what is in flight however long.
+func stopContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithTimeout(context.Background(), timeout)
 }
 
 // listenAddr is where a traffic listener (HTTP, HTTPS, a TCP or UDP

@@ -171,8 +171,12 @@ func (s *streams) update(t *match.Table) error {
 }
 
 // closeAfter closes the open connections of TCP port once goneGrace has
-// passed, unless its entry is back by then. s.mu is held.
+// passed, unless its entry is back by then; a goneGrace of 0
+// (worker-shutdown-timeout "0") leaves them open. s.mu is held.
 func (s *streams) closeAfter(port int32) {
+	if s.goneGrace <= 0 {
+		return
+	}
 	var t *time.Timer
 	t = time.AfterFunc(s.goneGrace, func() {
 		s.mu.Lock()

@@ -25,7 +25,8 @@ type Connections struct {
 	// (router.Options.ClientBodyTimeout).
 	BodyTimeout time.Duration
 	// ShutdownTimeout: worker-shutdown-timeout ("240s"), an nginx time:
-	// how long the requests in flight when the controller stops may take.
+	// how long the requests in flight when the controller stops may take;
+	// 0, as nginx's worker_shutdown_timeout 0, waits for them however long.
 	ShutdownTimeout time.Duration
 }
 
@@ -42,6 +43,8 @@ type UpstreamKeepalive struct {
 	// Requests: upstream-keepalive-requests (10000), keepalive_requests.
 	Requests int
 	// Time: upstream-keepalive-time ("1h"), keepalive_time, an nginx time.
+	// The key's "0" reuses no connection, as nginx's keepalive_time 0
+	// (router.Options.ApplyConfigMap); in the struct, 0 is no bound.
 	Time time.Duration
 }
 
@@ -82,7 +85,7 @@ func init() {
 		return nil
 	}}
 	Keys["worker-shutdown-timeout"] = Key{read: func(p *parse, v string) (err error) {
-		p.s.Connections.ShutdownTimeout, err = parseNginxTime(v)
+		p.s.Connections.ShutdownTimeout, err = parseNginxTimeOrZero(v)
 		return err
 	}}
 	count := func(field func(u *UpstreamKeepalive) *int, min int64) Key {
@@ -106,7 +109,7 @@ func init() {
 		return nil
 	}}
 	Keys["upstream-keepalive-time"] = Key{read: func(p *parse, v string) (err error) {
-		p.s.UpstreamKeepalive.Time, err = parseNginxTime(v)
+		p.s.UpstreamKeepalive.Time, err = parseNginxTimeOrZero(v)
 		return err
 	}}
 }

@@ -17,7 +17,7 @@ func TestConnectionKeys(t *testing.T) {
 	require.Empty(t, warns)
 	assert.Equal(t, Connections{KeepAlive: 0, KeepAliveRequests: 1, HeaderTimeout: 10 * time.Second, BodyTimeout: 2 * time.Minute, ShutdownTimeout: 5 * time.Minute}, s.Connections)
 	s, warns = Parse("ingress", "nginx", map[string]string{"keep-alive": "-1", "keep-alive-requests": "many",
-		"client-header-timeout": "0", "client-body-timeout": "10s", "worker-shutdown-timeout": "0"})
+		"client-header-timeout": "0", "client-body-timeout": "10s", "worker-shutdown-timeout": "-1"})
 	require.Len(t, warns, 5)
 	for _, w := range warns {
 		assert.Equal(t, Rejected, w.Reason, w.Key)
@@ -37,6 +37,6 @@ func TestUpstreamKeepaliveKeys(t *testing.T) {
 	require.Empty(t, warns)
 	assert.Equal(t, UpstreamKeepalive{Connections: 0, Timeout: 5 * time.Second, Requests: 100, Time: 10 * time.Minute}, s.UpstreamKeepalive)
 	_, warns = Parse("ingress", "nginx", map[string]string{"upstream-keepalive-connections": "-1", "upstream-keepalive-timeout": "5s",
-		"upstream-keepalive-requests": "0", "upstream-keepalive-time": "0"})
+		"upstream-keepalive-requests": "0", "upstream-keepalive-time": "-1"})
 	require.Len(t, warns, 4)
 }

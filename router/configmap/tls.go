@@ -312,20 +312,11 @@ func parseNginxSize(v string) (int64, error) {
 	return int64(n) * mult, nil
 }
 
-// parseNginxTime reads an nginx time: a number of seconds, or numbers
-// each with a unit (ms, s, m, h, d, w, M, y), more than zero.
-func parseNginxTime(v string) (time.Duration, error) {
-	d, err := parseNginxTimeOrZero(v)
-	if err == nil && d == 0 {
-		err = errNginxTime
-	}
-	return d, err
-}
-
 var errNginxTime = errors.New("want an nginx time (10m, 1h, 600)")
 
-// parseNginxTimeOrZero is parseNginxTime with 0 allowed, as nginx allows
-// it: for a key whose 0 means what nginx makes of it.
+// parseNginxTimeOrZero reads an nginx time: a number of seconds, or
+// numbers each with a unit (ms, s, m, h, d, w, M, y); 0 is allowed, as
+// nginx allows it, for a key whose 0 means what nginx makes of it.
 func parseNginxTimeOrZero(v string) (time.Duration, error) {
 	bad := errNginxTime
 	if strings.TrimSpace(v) == "" {

@@ -294,7 +294,8 @@ var curveNames = map[string]tls.CurveID{
 }
 
 // parseNginxSize reads an nginx size as ngx_parse_size does: digits, then
-// optionally k, m or g.
+// optionally k or m; not g, which only sizes read as offsets
+// (client_max_body_size) take.
 func parseNginxSize(v string) (int64, error) {
 	mult := int64(1)
 	switch {
@@ -302,12 +303,10 @@ func parseNginxSize(v string) (int64, error) {
 		mult, v = 1<<10, v[:len(v)-1]
 	case strings.HasSuffix(v, "m"), strings.HasSuffix(v, "M"):
 		mult, v = 1<<20, v[:len(v)-1]
-	case strings.HasSuffix(v, "g"), strings.HasSuffix(v, "G"):
-		mult, v = 1<<30, v[:len(v)-1]
 	}
 	n, err := strconv.ParseUint(v, 10, 40)
 	if err != nil || n > math.MaxInt64/uint64(mult) {
-		return 0, errors.New("want an nginx size (10m, 512k, 1g)")
+		return 0, errors.New("want an nginx size in bytes, k or m (10m, 512k)")
 	}
 	return int64(n) * mult, nil
 }

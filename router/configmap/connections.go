@@ -85,7 +85,7 @@ func init() {
 		return nil
 	}}
 	Keys["worker-shutdown-timeout"] = Key{read: func(p *parse, v string) (err error) {
-		p.s.Connections.ShutdownTimeout, err = parseNginxTimeOrZero(v)
+		p.s.Connections.ShutdownTimeout, err = ParseTime(v, false)
 		return err
 	}}
 	count := func(field func(u *UpstreamKeepalive) *int, min int64) Key {
@@ -109,7 +109,7 @@ func init() {
 		return nil
 	}}
 	Keys["upstream-keepalive-time"] = Key{read: func(p *parse, v string) (err error) {
-		p.s.UpstreamKeepalive.Time, err = parseNginxTimeOrZero(v)
+		p.s.UpstreamKeepalive.Time, err = ParseTime(v, false)
 		return err
 	}}
 }

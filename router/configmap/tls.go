@@ -129,8 +129,9 @@ func init() {
 			return err
 		},
 		"ssl-session-timeout": func(p *parse, v string) (err error) {
-			// nginx takes 0: no session outlives its handshake.
-			p.s.TLS.SessionTimeout, err = parseNginxTimeOrZero(v)
+			// nginx takes 0: no session outlives its handshake. Its
+			// time is in seconds: "500ms" is refused.
+			p.s.TLS.SessionTimeout, err = ParseTime(v, true)
 			return err
 		},
 		"ssl-session-tickets": func(p *parse, v string) (err error) { p.s.TLS.SessionTickets, err = ParseBool(v); return err },
@@ -309,48 +310,4 @@ func parseNginxSize(v string) (int64, error) {
 		return 0, errors.New("want an nginx size in bytes, k or m (10m, 512k)")
 	}
 	return int64(n) * mult, nil
-}
-
-var errNginxTime = errors.New("want an nginx time (10m, 1h, 600)")
-
-// parseNginxTimeOrZero reads an nginx time: a number of seconds, or
-// numbers each with a unit (ms, s, m, h, d, w, M, y); 0 is allowed, as
-// nginx allows it, for a key whose 0 means what nginx makes of it.
-func parseNginxTimeOrZero(v string) (time.Duration, error) {
-	bad := errNginxTime
-	if strings.TrimSpace(v) == "" {
-		return 0, bad
-	}
-	if n, err := strconv.ParseUint(v, 10, 31); err == nil {
-		return time.Duration(n) * time.Second, nil
-	}
-	units := []struct {
-		s string
-		d time.Duration
-	}{{"ms", time.Millisecond}, {"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour},
-		{"w", 7 * 24 * time.Hour}, {"M", 30 * 24 * time.Hour}, {"y", 365 * 24 * time.Hour}}
-	var total time.Duration
-	for rest := strings.ReplaceAll(v, " ", ""); rest != ""; {
-		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 0 || i > 9 {
-			return 0, bad
-		}
-		n, _ := strconv.Atoi(rest[:i])
-		rest = rest[i:]
-		found := false
-		for _, u := range units {
-			if strings.HasPrefix(rest, u.s) {
-				total += time.Duration(n) * u.d
-				rest, found = rest[len(u.s):], true
-				break
-			}
-		}
-		if !found || total > 10*365*24*time.Hour {
-			return 0, bad
-		}
-	}
-	return total, nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // TCP and UDP services (SPEC §22): the ConfigMaps of ingress-nginx's
@@ -329,34 +330,13 @@ func nonNegative(v string) (int, error) {
 	return int(n), nil
 }
 
-// nginxTime reads an nginx time value: a bare number is seconds, else
-// units as ParseDuration takes them. zero allows 0, "no limit".
+// nginxTime reads an nginx time value as ingress-nginx hands it to a
+// stream directive counted in milliseconds (configmap.ParseTime). zero
+// allows 0, "no limit".
 func nginxTime(v string, zero bool) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if n, ok := decimal(v); ok {
-		if n == 0 && !zero {
-			return 0, errors.New("a timeout must be more than zero")
-		}
-		if n > maxTimeoutSeconds {
-			return 0, errors.New("too long a duration (more than a year)")
-		}
-		return time.Duration(n) * time.Second, nil
+	d, err := configmap.ParseTime(strings.TrimSpace(v), false)
+	if err == nil && d == 0 && !zero {
+		err = errors.New("a timeout must be more than zero")
 	}
-	if _, ok := zeroWithUnit(v); ok && zero {
-		return 0, nil
-	}
-	return ParseDuration(v)
-}
-
-// zeroWithUnit reads "0s", "0ms" and the like as zero.
-func zeroWithUnit(v string) (time.Duration, bool) {
-	rest := strings.TrimLeft(v, "0")
-	if len(rest) == len(v) {
-		return 0, false
-	}
-	switch rest {
-	case "ms", "s", "m", "h", "d":
-		return 0, true
-	}
-	return 0, false
+	return d, err
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/pires/go-proxyproto"
@@ -27,12 +29,94 @@ import (
 // A connection from a trusted peer without a header fails: the PROXY
 // protocol forbids guessing whether one comes. headerTimeout bounds the
 // wait for it, as the HTTP server's header timeout bounds the request's.
+// As nginx (ngx_http_wait_request_handler, ngx_http_ssl_handshake), the
+// header is taken from the first read: one whose rest comes in a later
+// segment is broken and the connection closed at once, not waited for.
 func proxyProtocolListener(ln net.Listener, trusted []netip.Prefix, headerTimeout time.Duration) net.Listener {
 	return &proxyproto.Listener{
-		Listener:          ln,
+		Listener:          firstReadListener{ln, trusted},
 		ConnPolicy:        proxyPolicy(trusted),
 		ReadHeaderTimeout: headerTimeout,
 	}
+}
+
+// firstReadListener hands go-proxyproto connections whose first read must
+// hold a whole PROXY header: from a peer that must send one (proxyPolicy's
+// REQUIRE), always; from another, when the read begins as one.
+type firstReadListener struct {
+	net.Listener
+	trusted []netip.Prefix
+}
+
+func (l firstReadListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	require := len(l.trusted) == 0
+	if peer := addrOf(c.RemoteAddr()); !require && peer.IsValid() {
+		require = slices.ContainsFunc(l.trusted, func(p netip.Prefix) bool { return p.Contains(peer) })
+	}
+	return &firstReadConn{Conn: c, require: require}, nil
+}
+
+// firstReadConn checks the first read's bytes, go-proxyproto's look for
+// the header, and hands them on; later reads are the socket's.
+type firstReadConn struct {
+	net.Conn
+	require bool
+	read    bool
+	pending []byte
+}
+
+func (c *firstReadConn) Read(p []byte) (int, error) {
+	if !c.read {
+		c.read = true
+		buf := make([]byte, proxyV2Max)
+		n, err := c.Conn.Read(buf)
+		for n == 0 && err == nil {
+			n, err = c.Conn.Read(buf)
+		}
+		if n == 0 {
+			return 0, err
+		}
+		if err := brokenProxyHeader(buf[:n], c.require); err != nil {
+			return 0, err
+		}
+		c.pending = buf[:n]
+	}
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		if c.pending = c.pending[n:]; len(c.pending) == 0 {
+			c.pending = nil
+		}
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// brokenProxyHeader is nginx's "broken header" for a first read b: where
+// a header is required, or b begins as one (as much of b as the
+// signature's length is the v1 or v2 signature's start), b must start
+// with a whole one, as readProxyV1 and readProxyV2 read it.
+func brokenProxyHeader(b []byte, require bool) error {
+	v2 := b[0] == proxyproto.SIGV2[0]
+	if !require {
+		sig := proxyproto.SIGV1
+		if v2 {
+			sig = proxyproto.SIGV2
+		}
+		if !bytes.HasPrefix(sig, b[:min(len(b), len(sig))]) {
+			return nil
+		}
+	}
+	var err error
+	if v2 {
+		_, _, err = readProxyV2(b)
+	} else {
+		_, _, err = readProxyV1(b)
+	}
+	return err
 }
 
 func proxyPolicy(trusted []netip.Prefix) proxyproto.ConnPolicyFunc {

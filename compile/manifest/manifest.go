@@ -4,7 +4,7 @@
 // typo could silently change routing (unknown or duplicate fields, an
 // Ingress of an old API version, a kind its API version does not have) and lenient about everything ramjet does
 // not read (skipped, and listed so the caller can show it). A document the
-// API server could never take (over 3 MiB; a List's items each) is an
+// API server could never take (over 3 MiB; the items of a List or a typed List each) is an
 // error and is not parsed.
 //
 // Every problem is an *Error naming the file, document, line, object and
@@ -800,9 +800,29 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 		return
 	}
 	itemGVK := gvk.GroupVersion().WithKind(itemKind)
+	// Each item is sent alone, and held to the request limit, as a v1
+	// List's are; only a list over the limit can hold an item over it.
+	var raw struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if len(data) > maxDocumentBytes {
+		_ = json.Unmarshal(data, &raw)
+	}
+	itemNamespaced, _ := d.reads(itemGVK)
 	for i, item := range items {
 		ipos := pos
 		ipos.Item = i
+		if i < len(raw.Items) && len(raw.Items[i]) > maxDocumentBytes {
+			iobj := object{kind: itemKind}
+			if m, err := meta.Accessor(item); err == nil {
+				iobj.namespace, iobj.name = m.GetNamespace(), m.GetName()
+			}
+			if itemNamespaced && iobj.namespace == "" {
+				iobj.namespace = metav1.NamespaceDefault
+			}
+			d.fail(ipos, iobj, "", tooLarge(len(raw.Items[i])))
+			continue
+		}
 		item.GetObjectKind().SetGroupVersionKind(itemGVK)
 		d.add(ipos, item)
 	}

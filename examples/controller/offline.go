@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -93,6 +95,9 @@ type controller struct {
 	good map[string][]byte
 }
 
+// walkManifests lists the manifests readFolder reads; tests replace it.
+var walkManifests = manifest.Walk
+
 // readFolder reads the manifests under root as far as they can be read:
 // a file or document that cannot be (YAML syntax, a kind that does not
 // exist, a field of the wrong type, a file that cannot be opened) is one
@@ -101,12 +106,12 @@ type controller struct {
 // listed at all: then there is nothing to serve.
 //
 // good holds, per file, its last version that read without error (nil: no
-// memory). A file that no longer reads whole is read in that version
-// instead, as a cluster keeps the object that kubectl apply could not
-// replace: kept lists those files. A file that never read whole is read
+// memory). A file that no longer reads whole, or whose folder can no
+// longer be listed, is read in that version instead, as a cluster keeps
+// the object that kubectl apply could not replace: kept lists those files. A file that never read whole is read
 // as far as it can be. good is brought up to date.
 func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, skipped []string, unread []error, kept []string, err error) {
-	files, problems, err := manifest.Walk(root)
+	files, problems, err := walkManifests(root)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -120,6 +125,22 @@ func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, sk
 		}
 		data[f] = b
 	}
+	// A file under a folder that can no longer be listed is not gone: it
+	// is read in its last good version, as one that turns bad is.
+	var hidden []string
+	for f := range good {
+		if _, listed := data[f]; listed || slices.Contains(files, f) {
+			continue
+		}
+		if slices.ContainsFunc(problems, func(p error) bool {
+			var me *manifest.Error
+			return errors.As(p, &me) && strings.HasPrefix(f, me.File+string(filepath.Separator))
+		}) {
+			hidden = append(hidden, f)
+		}
+	}
+	slices.Sort(hidden)
+	files = append(files, hidden...)
 	read := func(instead map[string][]byte) (*manifest.Reader, []error) {
 		r := manifest.NewReader()
 		var errs []error
@@ -142,6 +163,9 @@ func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, sk
 		if errors.As(u, &me) {
 			bad[me.File] = true
 		}
+	}
+	for _, f := range hidden {
+		bad[f] = true
 	}
 	instead := make(map[string][]byte)
 	for f := range bad {

@@ -2796,9 +2796,10 @@
 //     connection per subrequest without it; here subrequests always reuse
 //     the router's pooled connections, and the settings are shown only
 //     (documented).
-//   - auth-cache-duration "200 1h 30m" (more than one time): passes
-//     ingress-nginx's check, which nginx then refuses to load; here the
-//     location is denied (AnnotationRejected).
+//   - auth-cache-duration "200 1h 30m" (more than one time) or "200 500ms"
+//     (proxy_cache_valid counts seconds): passes ingress-nginx's check,
+//     which nginx then refuses to load; here the location is denied
+//     (AnnotationRejected).
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
 //     entry of a set in one table shared by all zones (§11.5, documented).

@@ -148,6 +148,10 @@ func parseCacheDurations(s string) ([]match.AuthCacheValid, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%q does not end in a time (5m, 30s, 1h)", strings.TrimSpace(entry))
 		}
+		if m[2] == "ms" {
+			// proxy_cache_valid counts seconds: nginx refuses to load it.
+			return nil, fmt.Errorf("%q: nginx's proxy_cache_valid takes no ms (5m, 30s, 1h)", fields[len(fields)-1])
+		}
 		n, _ := strconv.ParseInt(m[1], 10, 64)
 		unit := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour,
 			"d": 24 * time.Hour, "w": 7 * 24 * time.Hour, "M": 30 * 24 * time.Hour, "y": 365 * 24 * time.Hour}[m[2]]

@@ -980,12 +980,14 @@ func TestChartTerminationGraceCoversShutdownTimeout(t *testing.T) {
 		{timeout: 600, grace: 0, want: 630},
 		{timeout: "10m", grace: 3600, want: 3600},
 		{timeout: "1500ms", grace: 0, want: 32},
+		{timeout: "1m30", grace: 0, want: 120}, // a last bare number is seconds to nginx
 		{timeout: "1h", drainArg: 60, grace: 0, want: 3675},
 		{timeout: nil, drainArg: "90", grace: 300, want: 300, shortWarn: "the drain (90 s) plus worker-shutdown-timeout (240 s)"},
 		// Refused by the controller, which keeps 240 s ("1m 30s" is two
 		// words to nginx).
 		{timeout: "forever", grace: 0, want: 270},
 		{timeout: "1m 30s", grace: 0, want: 270},
+		{timeout: "1y", grace: 0, want: 270}, // nginx counts it in ms: no y or M
 		// No timeout to the controller, as to nginx: a worked-out period
 		// cannot wait for ever, and keeps ingress-nginx's 240 s.
 		{timeout: "0", grace: 0, want: 270},

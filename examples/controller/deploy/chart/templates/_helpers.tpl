@@ -70,20 +70,22 @@ ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
 {{- end -}}
 {{- end -}}
 
-{{/* An nginx time (600, 10m, 1m30s, 1500ms) in whole seconds, rounded
-up, as the controller reads one; "" for a value it refuses (one with a
-space, two words to nginx). */}}
+{{/* An nginx time of milliseconds (600, 10m, 1m30s, 1m30, 1500ms) in
+whole seconds, rounded up, as the controller reads one; "" for a value it
+refuses (one with a space, two words to nginx; y or M, which nginx takes
+only in seconds). */}}
 {{- define "ramjet.seconds" -}}
 {{- $v := toString . | trim -}}
 {{- if regexMatch "^[0-9]{1,9}$" $v -}}
 {{- with int64 $v }}{{ . }}{{ end -}}
-{{- else if regexMatch "^([0-9]{1,9}(ms|s|m|h|d|w|M|y))+$" $v -}}
-{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "M" 2592000000 "y" 31536000000 -}}
+{{- else if regexMatch "^([0-9]{1,9}(ms|s|m|h|d|w))+([0-9]{1,9})?$" $v -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 -}}
 {{- $ms := 0 -}}
-{{- range $part := regexFindAll "[0-9]+(ms|s|m|h|d|w|M|y)" $v -1 -}}
+{{- range $part := regexFindAll "[0-9]+(ms|s|m|h|d|w)" $v -1 -}}
 {{- $n := regexFind "^[0-9]+" $part -}}
 {{- $ms = add $ms (mul (int64 $n) (get $units (trimPrefix $n $part))) -}}
 {{- end -}}
+{{- with regexFind "[0-9]+$" $v }}{{ $ms = add $ms (mul (int64 .) 1000) }}{{ end -}}
 {{- with $ms }}{{ div (add . 999) 1000 }}{{ end -}}
 {{- end -}}
 {{- end -}}

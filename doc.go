@@ -3635,7 +3635,8 @@
 //     AnnotationSubstituted on each, kubernetes/ingress-nginx#10966).
 //   - opentelemetry-trust-incoming-span (ConfigMap, default true; and
 //     annotation) says whether a valid incoming traceparent (with its
-//     tracestate) is the span's parent; of its flags only sampled is
+//     tracestate; the first line of each, as the module's propagator
+//     reads them) is the span's parent; of its flags only sampled is
 //     kept, as the module's SDK passes on no other. Untrusted, the span
 //     starts a trace of its own and the client's trace headers are
 //     replaced.

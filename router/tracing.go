@@ -210,8 +210,8 @@ func unhexInto(dst []byte, s string) (bad byte) {
 }
 
 // incomingContext is the request's trace context: its first traceparent
-// header, as the module's propagator reads the first header of the name
-// (propagate.cpp FindHeader), and its tracestate headers joined.
+// and its first tracestate header, as the module's propagator reads the
+// first header of each name (propagate.cpp FindHeader).
 func incomingContext(h http.Header) TraceContext {
 	tp := h["Traceparent"]
 	if len(tp) == 0 {
@@ -221,17 +221,8 @@ func incomingContext(h http.Header) TraceContext {
 	if !ok {
 		return TraceContext{}
 	}
-	switch ts := h["Tracestate"]; len(ts) {
-	case 0:
-	case 1:
+	if ts := h["Tracestate"]; len(ts) > 0 {
 		c.State = ts[0]
-	default:
-		for i, s := range ts {
-			if i > 0 {
-				c.State += ","
-			}
-			c.State += s
-		}
 	}
 	return c
 }

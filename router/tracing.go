@@ -74,7 +74,8 @@ type SpanEnd struct {
 	// request has them), http.status_code, http.scheme, net.host.port,
 	// net.peer.ip and net.peer.port.
 	Attributes []SpanAttribute
-	// Status is the answer's status; Error says it is 500 or more, for
+	// Status is the answer's status, 499 when the client went away
+	// before any (as nginx logs it); Error says it is 500 or more, for
 	// which the module sets the span's status to Error (else Ok).
 	Status int
 	Error  bool
@@ -424,8 +425,15 @@ func (r *Router) endSpan(s *requestState) {
 	} else {
 		e.Name = r.spanName(s, tw.tracing, tw)
 	}
-	e.Status = tw.status
-	e.Error = tw.status >= 500
+	status := tw.status
+	if status == 0 && req.Context().Err() != nil {
+		// The client went away before any answer: nginx ends the request
+		// with 499 as its status (ngx_http_terminate_request), which the
+		// module reads at the log phase.
+		status = 499
+	}
+	e.Status = status
+	e.Error = status >= 500
 	// One time.Now (two clock reads) costs fewer instructions than the
 	// start's time plus the monotonic time since (time.Since, Add).
 	e.Time = time.Now()
@@ -445,7 +453,7 @@ func (r *Router) endSpan(s *requestState) {
 		a[n] = SpanAttribute{Key: "http.user_agent", Value: ua[0]}
 		n++
 	}
-	a[n] = SpanAttribute{Key: "http.status_code", Int: int64(tw.status), IsInt: true}
+	a[n] = SpanAttribute{Key: "http.status_code", Int: int64(status), IsInt: true}
 	a[n+1] = SpanAttribute{Key: "http.scheme", Value: s.d.proto}
 	n += 2
 	if p := ServerPort(req); p != 0 {

@@ -3651,7 +3651,13 @@
 //     request under the prefix /api, "/api" for /api itself (the exact
 //     location ingress-nginx adds beside each prefix), the path of an
 //     Exact route, "^" and the pattern on a host in regex mode, "/" for
-//     the fallback.
+//     the fallback. A request an error page answers (custom-http-errors)
+//     ends its span named as ingress-nginx's @custom_<upstream>_<code>
+//     location that serves the page ("@custom_upstream-default-backend_404",
+//     "@custom_custom-default-backend-<namespace>-<name>_404" for an
+//     Ingress's default-backend), or by the ConfigMap's name alone, with
+//     $uri "/" as that location's rewrite leaves it: the module names the
+//     span as it ends, in that location.
 //   - As ingress-nginx's parser does, the trust and name annotations are
 //     read only with enable-opentelemetry "true" on the same Ingress;
 //     otherwise they warn AnnotationRejected and change nothing.

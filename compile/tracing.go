@@ -28,7 +28,9 @@ import (
 //     '-' only: ingress-nginx ignores the whole Ingress over another
 //     value under its prefix, and so does ramjet), else the ConfigMap's,
 //     which may hold nginx variables, else the location's own name
-//     (match.LocationSpanName).
+//     (match.LocationSpanName). A request an error page answers is named
+//     by the ConfigMap's name alone (match.Tracing.ErrorPageName), as
+//     ingress-nginx's @custom_ location inherits only the http block's.
 //
 // The exporter keys (otlp-collector-host and -port, otel-service-name,
 // the otel-sampler and batch keys) are the embedder's: the example
@@ -154,7 +156,7 @@ func (b *builder) resolveTracing(ing *ingress) {
 			trust = v
 		}
 	}
-	out := &match.Tracing{TrustIncomingSpan: trust, OperationName: global}
+	out := &match.Tracing{TrustIncomingSpan: trust, OperationName: global, ErrorPageName: global}
 	if a := t.name; a.set() {
 		switch {
 		case operationNameRE.MatchString(a.value):
@@ -195,7 +197,7 @@ func (b *builder) globalTracing() *match.Tracing {
 	}
 	if b.tracingDefault == nil {
 		name, _ := match.ParseSpanName(o.OperationName) // Options.Validate checked it
-		b.tracingDefault = &match.Tracing{TrustIncomingSpan: !o.DistrustIncomingSpan, OperationName: name}
+		b.tracingDefault = &match.Tracing{TrustIncomingSpan: !o.DistrustIncomingSpan, OperationName: name, ErrorPageName: name}
 	}
 	return b.tracingDefault
 }

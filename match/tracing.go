@@ -23,6 +23,13 @@ type Tracing struct {
 	// location, as ingress-nginx's module names it: the path of the nginx
 	// location block ingress-nginx writes (LocationSpanName).
 	OperationName SpanName
+	// ErrorPageName names the span of a request an error page answered
+	// (custom-http-errors): the ConfigMap's opentelemetry-operation-name,
+	// which ingress-nginx writes in the http block and its
+	// @custom_<upstream>_<code> location inherits, where the module names
+	// the span as it ends; never an Ingress's annotation. The zero
+	// SpanName names it after that location.
+	ErrorPageName SpanName
 }
 
 // SpanName is an opentelemetry-operation-name: text with the nginx
@@ -116,8 +123,22 @@ var tracingSection = section{
 func (e *encoder) tracing(t *Tracing) {
 	e.flag(t != nil)
 	if t != nil {
-		e.flag(t.TrustIncomingSpan)
+		// Bit 1 of the trust flag's byte says an error page's name
+		// follows, one other than the location's: a table with none
+		// keeps its digest.
+		v := byte(0)
+		if t.TrustIncomingSpan {
+			v = 1
+		}
+		differs := t.ErrorPageName.raw != t.OperationName.raw
+		if differs {
+			v |= 2
+		}
+		e.buf = append(e.buf, v)
 		e.str(t.OperationName.raw)
+		if differs {
+			e.str(t.ErrorPageName.raw)
+		}
 	}
 }
 
@@ -134,6 +155,9 @@ func tracingLine(b *strings.Builder, t *Tracing) {
 	}
 	if !t.OperationName.IsZero() {
 		b.WriteString(" operation-name " + strconv.Quote(t.OperationName.raw))
+	}
+	if t.ErrorPageName.raw != t.OperationName.raw && !t.ErrorPageName.IsZero() {
+		b.WriteString(" error-page-operation-name " + strconv.Quote(t.ErrorPageName.raw))
 	}
 	b.WriteString("\n")
 }

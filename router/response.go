@@ -267,6 +267,9 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	status, a := 0, answer{}
 	start := time.Now()
 	res, err := r.errorPageExchange(s, x, rw, s.loc.Response.ErrorBackend)
+	if tw := s.trace; tw != nil {
+		tw.errorPage = errorPageLocation(rw)
+	}
 	switch {
 	case err == errNoErrorBackend:
 		a = ansErrorPageNone

@@ -407,6 +407,36 @@ func (r *Router) spanName(s *requestState, t *match.Tracing, tw *tracedWriter) s
 	return n.String()
 }
 
+// errorPageLocation is the name of the nginx location ingress-nginx
+// serves the page of rw's intercepted status from, @custom_<upstream>_<code>
+// (nginx.tmpl CUSTOM_ERRORS): the upstream is the Ingress's
+// default-backend's when it has an endpoint (controller.go), else the
+// global default backend's.
+func errorPageLocation(rw *responseWriter) string {
+	up := "upstream-default-backend"
+	if p := rw.page; p != nil && p.Own {
+		up = "custom-default-backend-" + p.Service.Namespace + "-" + p.Service.Name
+	}
+	return "@custom_" + up + "_" + strconv.Itoa(rw.caught)
+}
+
+// errorPageSpanName is the name of a span whose request an error page
+// answered: the module names it as it ends, in the @custom_ location,
+// which has the http block's operation name only, and whose
+// "rewrite (.*) / break" made $uri "/".
+func (r *Router) errorPageSpanName(s *requestState, tw *tracedWriter) string {
+	n := tw.tracing.ErrorPageName
+	switch {
+	case n.IsZero():
+		return tw.errorPage
+	case n.HasVariables():
+		sr := r.snippetRequest(s.req, &s.d, false)
+		sr.URI = "/"
+		return n.Expand(sr)
+	}
+	return n.String()
+}
+
 // tracedWriters hold the writers of traced requests, reused: a traced
 // request allocates nothing of its own. A writer goes back once its span
 // ended, as ServeHTTP returns: nothing of the request is used after that
@@ -419,7 +449,9 @@ func (r *Router) endSpan(s *requestState) {
 	tw := s.trace
 	req := s.req
 	e := &tw.end
-	if tw.tracing.OperationName.IsZero() && s.d.res.Route == tw.nameRoute && s.d.path == tw.namePath {
+	if tw.errorPage != "" {
+		e.Name = r.errorPageSpanName(s, tw)
+	} else if tw.tracing.OperationName.IsZero() && s.d.res.Route == tw.nameRoute && s.d.path == tw.namePath {
 		// The location's name as at the start, not made again.
 		e.Name = tw.name
 	} else {
@@ -501,7 +533,7 @@ func (tw *tracedWriter) reset(n int, keepSpan bool) {
 		tw.span = nil
 	}
 	tw.w, tw.status, tw.tracing = nil, 0, nil
-	tw.name, tw.nameRoute, tw.namePath = "", nil, ""
+	tw.name, tw.nameRoute, tw.namePath, tw.errorPage = "", nil, "", ""
 	tw.value[0], tw.pending, tw.state = "", false, ""
 	tw.end = SpanEnd{}
 }
@@ -613,6 +645,9 @@ type tracedWriter struct {
 	name      string
 	nameRoute *match.Route
 	namePath  string
+	// errorPage is the nginx location of the error page that answered
+	// (errorPageLocation), "" for none.
+	errorPage string
 	// field is the Traceparent header field's line, its value never
 	// changed once set; value is the header's slice, the value's text
 	// in field. pending: the context is not on the request's headers yet

@@ -13,7 +13,7 @@ import (
 // opentelemetry-operation-name, the ConfigMap's and the annotations'
 // combined as its template combines them (compile/tracing.go). A location
 // with a Tracing makes one server span per request and sends its W3C trace
-// context to the backend and to the external auth service.
+// context to the backend.
 type Tracing struct {
 	// TrustIncomingSpan makes a valid incoming traceparent (and its
 	// tracestate) the parent of the span; otherwise the span starts a

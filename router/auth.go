@@ -500,7 +500,15 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if lg != nil {
 		lg.id = sub.Header.Get("X-Request-Id")
 	}
-	trace.putContext(sub.Header, false)
+	if trace != nil {
+		// The auth location's opentelemetry_propagate sets both from the
+		// subrequest's own trace context, which ingress-nginx's module
+		// never makes (it starts no span for an internal request): empty,
+		// so neither the span's context nor the client's is sent
+		// (open-telemetry/opentelemetry-cpp-contrib#143).
+		delete(sub.Header, "Traceparent")
+		delete(sub.Header, "Tracestate")
+	}
 	var res *http.Response
 	var key [sha256.Size]byte
 	o := x.Options

@@ -392,7 +392,9 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 			out.Header[k] = vs
 		}
 	}
-	s.trace.putContext(out.Header, false)
+	// The @custom_ location propagates no trace context: the client's
+	// trace headers go as received.
+	s.trace.clientContext(out.Header)
 	out.Host = req.Host
 	src := s.d.src
 	ns, ing := "", ""

@@ -20,7 +20,8 @@ import (
 // ingress-nginx's enable-opentelemetry) makes one server span per request
 // through Options.Tracer, with the attributes ingress-nginx's OpenTelemetry
 // module sets, and sends the span's W3C trace context (traceparent,
-// tracestate) to the backend and to the external auth service. The
+// tracestate) to the backend; the external auth service gets none and
+// the error backend the client's, as ingress-nginx sends them. The
 // library has no OpenTelemetry dependency: the Tracer adapts an SDK (the
 // example controller's uses OpenTelemetry's, with an OTLP exporter).
 // Without a Tracer, or on a location that is not traced, a request costs
@@ -274,8 +275,8 @@ func (r *Router) refusedBeforeSpan(s *requestState) bool {
 }
 
 // startSpan starts the span of a traced request, sends its context on
-// with the request (the auth subrequest copies the client's headers, the
-// backend gets them) and wraps the answer to learn its status.
+// with the request (the backend gets the request's headers) and wraps
+// the answer to learn its status.
 func (r *Router) startSpan(s *requestState) {
 	t := tracingOf(&s.d)
 	if t == nil || r.refusedBeforeSpan(s) {
@@ -314,9 +315,8 @@ func (r *Router) startSpan(s *requestState) {
 }
 
 // traceHeaders puts the span's context on the request's headers if it is
-// not there yet, before anything sends the headers on (the external auth
-// subrequest, a mirror, an error page's request, a backend not reached
-// over the HTTP/1.1 pool) or edits them (a snippet's edits, the
+// not there yet, before anything sends the headers on (a mirror, a
+// backend not reached over the HTTP/1.1 pool) or edits them (a snippet's edits, the
 // ConfigMap's proxy-set-headers): traceparent and tracestate replace the
 // client's, as the module's opentelemetry_propagate sets them with
 // proxy_set_header (an empty tracestate is not sent). The traceparent's
@@ -324,15 +324,33 @@ func (r *Router) startSpan(s *requestState) {
 // allocation of their own.
 func (s *requestState) traceHeaders() {
 	if tw := s.trace; tw != nil && tw.pending {
-		tw.putContext(s.req.Header, false)
-		tw.pending = false
+		h := s.req.Header
+		tw.client = [2][]string{h["Traceparent"], h["Tracestate"]}
+		tw.putContext(h, false)
+		tw.pending, tw.replaced = false, true
 	}
 }
 
-// putContext puts the span's context on h, a copy of the request's
-// headers sent on (the external auth subrequest's, an error page
-// request's, a mirror's, which outlives the request), when it is not on
-// the request's own; tw may be nil.
+// clientContext puts the client's trace headers back on h, a copy of the
+// request's headers sent where ingress-nginx passes the client's as
+// received (the error backend): they are there unless traceHeaders
+// replaced them with the span's context; tw may be nil.
+func (tw *tracedWriter) clientContext(h http.Header) {
+	if tw == nil || !tw.replaced {
+		return
+	}
+	for i, k := range [2]string{"Traceparent", "Tracestate"} {
+		if v := tw.client[i]; v != nil {
+			h[k] = v
+		} else {
+			delete(h, k)
+		}
+	}
+}
+
+// putContext puts the span's context on h, the request's headers or a
+// copy sent on (a mirror's, which outlives the request), when it is not
+// on the request's own; tw may be nil.
 func (tw *tracedWriter) putContext(h http.Header, outlives bool) {
 	if tw == nil || !tw.pending {
 		return
@@ -535,6 +553,7 @@ func (tw *tracedWriter) reset(n int, keepSpan bool) {
 	tw.w, tw.status, tw.tracing = nil, 0, nil
 	tw.name, tw.nameRoute, tw.namePath, tw.errorPage = "", nil, "", ""
 	tw.value[0], tw.pending, tw.state = "", false, ""
+	tw.replaced, tw.client = false, [2][]string{}
 	tw.end = SpanEnd{}
 }
 
@@ -656,6 +675,10 @@ type tracedWriter struct {
 	value   [1]string
 	pending bool
 	state   string
+	// replaced: traceHeaders put the context on the request's headers in
+	// place of client, the client's traceparent and tracestate lines.
+	replaced bool
+	client   [2][]string
 	// end is what the span ends with: its attributes in attrs, the
 	// client address's text in ip.
 	end   SpanEnd

@@ -3682,13 +3682,14 @@
 // wildcard host's server block name, the regex ingress-nginx writes
 // for it) and the status Error for an answer of 500 or more. Its
 // W3C context (traceparent, and tracestate when there is one) goes to
-// the backend and a mirror, in place of the client's, as the module's
+// the backend, in place of the client's, as the module's
 // proxy_set_header sets it: the router's steps between, an
 // Options.Hook among them, see the client's headers. The external auth
 // service (auth-url) gets neither header: ingress-nginx's auth location
 // propagates the subrequest's own context, which the module never makes
-// (open-telemetry/opentelemetry-cpp-contrib#143). The error backend gets
-// the client's as received, as the @custom_ location propagates none. An answer made before any location (a www or app-root
+// (open-telemetry/opentelemetry-cpp-contrib#143). The error backend and
+// a mirror get the client's as received, as ingress-nginx's @custom_ and
+// mirror locations propagate none. An answer made before any location (a www or app-root
 // redirect, a request that cannot be routed) is not traced, as nginx's
 // module starts its span in the location, nor is the 413 of a declared
 // body length over the limit, which nginx answers before the location's

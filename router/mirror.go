@@ -95,12 +95,9 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 	// reuse the request once the handler returned (the example
 	// controller's own HTTP/1 loop does), and the copy outlives it.
 	req := &http.Request{Method: s.req.Method, Host: s.req.Host, Header: s.req.Header.Clone()}
-	if tp := req.Header["Traceparent"]; s.trace != nil && len(tp) == 1 {
-		// The span's traceparent text is the request's tracedWriter's,
-		// reused once the request is over (tracing.go).
-		tp[0] = strings.Clone(tp[0])
-	}
-	s.trace.putContext(req.Header, true)
+	// ingress-nginx's mirror location propagates no trace context: the
+	// client's trace headers go as received.
+	s.trace.clientContext(req.Header, true)
 	// $request_uri is the request-target as received, also after a
 	// snippet's rewrite moved the request (d then holds the new URI).
 	c.requestURI = d.path

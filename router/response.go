@@ -394,7 +394,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 	}
 	// The @custom_ location propagates no trace context: the client's
 	// trace headers go as received.
-	s.trace.clientContext(out.Header)
+	s.trace.clientContext(out.Header, false)
 	out.Host = req.Host
 	src := s.d.src
 	ns, ing := "", ""

@@ -367,8 +367,8 @@ type Options struct {
 	Brotli *Brotli
 	// Tracer makes a server span for each request to a location the
 	// table traces (match.Location.Tracing) and its trace context is sent
-	// to the backend and the external auth service (tracing.go); nil:
-	// no spans, and trace headers pass through untouched.
+	// to the backend (tracing.go); nil: no spans, and trace headers pass
+	// through untouched.
 	Tracer Tracer
 
 	// TLS is the TLS policy TLSConfig serves (versions, cipher suites,

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -315,8 +316,8 @@ func (r *Router) startSpan(s *requestState) {
 }
 
 // traceHeaders puts the span's context on the request's headers if it is
-// not there yet, before anything sends the headers on (a mirror, a
-// backend not reached over the HTTP/1.1 pool) or edits them (a snippet's edits, the
+// not there yet, before anything sends the headers on (a backend not
+// reached over the HTTP/1.1 pool) or edits them (a snippet's edits, the
 // ConfigMap's proxy-set-headers): traceparent and tracestate replace the
 // client's, as the module's opentelemetry_propagate sets them with
 // proxy_set_header (an empty tracestate is not sent). The traceparent's
@@ -326,21 +327,25 @@ func (s *requestState) traceHeaders() {
 	if tw := s.trace; tw != nil && tw.pending {
 		h := s.req.Header
 		tw.client = [2][]string{h["Traceparent"], h["Tracestate"]}
-		tw.putContext(h, false)
+		tw.putContext(h)
 		tw.pending, tw.replaced = false, true
 	}
 }
 
 // clientContext puts the client's trace headers back on h, a copy of the
 // request's headers sent where ingress-nginx passes the client's as
-// received (the error backend): they are there unless traceHeaders
-// replaced them with the span's context; tw may be nil.
-func (tw *tracedWriter) clientContext(h http.Header) {
+// received (the error backend, a mirror, which outlives the request):
+// they are there unless traceHeaders replaced them with the span's
+// context; tw may be nil.
+func (tw *tracedWriter) clientContext(h http.Header, outlives bool) {
 	if tw == nil || !tw.replaced {
 		return
 	}
 	for i, k := range [2]string{"Traceparent", "Tracestate"} {
 		if v := tw.client[i]; v != nil {
+			if outlives {
+				v = slices.Clone(v)
+			}
 			h[k] = v
 		} else {
 			delete(h, k)
@@ -348,18 +353,13 @@ func (tw *tracedWriter) clientContext(h http.Header) {
 	}
 }
 
-// putContext puts the span's context on h, the request's headers or a
-// copy sent on (a mirror's, which outlives the request), when it is not
-// on the request's own; tw may be nil.
-func (tw *tracedWriter) putContext(h http.Header, outlives bool) {
+// putContext puts the span's context on h, the request's headers, when
+// it is not there yet; tw may be nil.
+func (tw *tracedWriter) putContext(h http.Header) {
 	if tw == nil || !tw.pending {
 		return
 	}
-	if outlives {
-		h["Traceparent"] = []string{strings.Clone(tw.value[0])}
-	} else {
-		h["Traceparent"] = tw.value[:]
-	}
+	h["Traceparent"] = tw.value[:]
 	if tw.state != "" {
 		h["Tracestate"] = []string{tw.state}
 	} else {
@@ -458,7 +458,8 @@ func (r *Router) errorPageSpanName(s *requestState, tw *tracedWriter) string {
 // tracedWriters hold the writers of traced requests, reused: a traced
 // request allocates nothing of its own. A writer goes back once its span
 // ended, as ServeHTTP returns: nothing of the request is used after that
-// (the traceparent a mirror sends on is its own copy, mirror.go).
+// (a mirror sends the client's trace headers, not the writer's
+// traceparent, mirror.go).
 var tracedWriters = sync.Pool{New: func() any { return new(tracedWriter) }}
 
 // endSpan ends the request's span once the answer is written, with the

@@ -438,48 +438,66 @@ func FuzzIPv4Peer(f *testing.F) {
 	})
 }
 
-// A mirror's copy carries the traceparent of its own request's span,
-// though it is sent after the request is over and its pooled writer,
-// which held the traceparent's text, serves the next ones.
+// A mirror's copy carries its own request's client trace headers as
+// received, not the span's context: ingress-nginx's mirror location
+// (template.go buildMirrorLocations) has no opentelemetry_propagate and a
+// proxy_set_header of its own, so the subrequest passes the client's
+// headers. Each copy is sent after its request is over, when the pooled
+// writer that held the span's traceparent serves the next ones; over the
+// router's pool and over a Transport (where the span's context replaced
+// the client's on the request's headers before the copy was made).
 func TestTracingMirror(t *testing.T) {
-	sink, addr := newMirrorSink(t)
-	_, webAddr := echoBackend(t, "web")
-	web := httpBackend("prod/web:80", webAddr)
-	tt := &testTracer{}
-	r := newTestRouter(Options{Tracer: tt})
-	t.Cleanup(r.CloseIdleConnections)
-	tab := responseTable(web, &match.Response{Mirror: &match.Mirror{Target: "http://" + addr + "$request_uri", Host: "shadow.internal"}})
-	for vh := range tab.VirtualHosts() {
-		for _, rt := range vh.Routes {
-			rt.Tracing = &match.Tracing{}
-		}
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"pool", Options{}}, {"transport", Options{Transport: &http.Transport{}}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink, addr := newMirrorSink(t)
+			_, webAddr := echoBackend(t, "web")
+			web := httpBackend("prod/web:80", webAddr)
+			tt := &testTracer{}
+			tc.o.Tracer = tt
+			r := newTestRouter(tc.o)
+			t.Cleanup(r.CloseIdleConnections)
+			tab := responseTable(web, &match.Response{Mirror: &match.Mirror{Target: "http://" + addr + "$request_uri", Host: "shadow.internal"}})
+			for vh := range tab.VirtualHosts() {
+				for _, rt := range vh.Routes {
+					rt.Tracing = &match.Tracing{TrustIncomingSpan: true}
+				}
+			}
+			r.Publish(tab)
+			const n = 20
+			want := map[string]bool{}
+			for i := range n {
+				req := httptest.NewRequest(http.MethodGet, "/orders", nil)
+				req.Host = "app.example.com"
+				tp, ts := "", ""
+				if i > 0 {
+					tp = fmt.Sprintf("00-4bf92f3577b34da6a3ce929d0e0e47%02x-00f067aa0ba902b7-01", i)
+					ts = fmt.Sprintf("n=%d", i)
+					req.Header["Traceparent"] = []string{tp}
+					req.Header["Tracestate"] = []string{ts}
+				}
+				want[tp+" "+ts] = true
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusOK, rec.Code)
+				if i > 0 {
+					assert.Equal(t, tt.last(t).ctx.Traceparent(), rec.Header().Get("Seen-Traceparent"), "the backend gets the span's")
+				}
+			}
+			for range n {
+				sink.next(t)
+			}
+			got := map[string]bool{}
+			sink.mu.Lock()
+			for _, c := range sink.reqs {
+				got[c.header.Get("Traceparent")+" "+c.header.Get("Tracestate")] = true
+			}
+			sink.mu.Unlock()
+			assert.Equal(t, want, got, "the trace headers the mirror copies carried")
+		})
 	}
-	r.Publish(tab)
-	const n = 20
-	for range n {
-		req := httptest.NewRequest(http.MethodGet, "/orders", nil)
-		req.Host = "app.example.com"
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, req)
-		require.Equal(t, http.StatusOK, rec.Code)
-	}
-	want := map[string]bool{}
-	tt.mu.Lock()
-	for _, s := range tt.spans {
-		want[s.ctx.Traceparent()] = true
-	}
-	tt.mu.Unlock()
-	require.Len(t, want, n)
-	for range n {
-		sink.next(t)
-	}
-	got := map[string]bool{}
-	sink.mu.Lock()
-	for _, c := range sink.reqs {
-		got[c.header.Get("Traceparent")] = true
-	}
-	sink.mu.Unlock()
-	assert.Equal(t, want, got, "the traceparents the mirror copies carried")
 }
 
 // The span's context goes on the request's headers, in place of the

@@ -3680,7 +3680,8 @@
 // http.status_code, http.scheme, net.host.port, net.peer.ip,
 // net.peer.port; http.target is $request_uri, http.server_name a
 // wildcard host's server block name, the regex ingress-nginx writes
-// for it) and the status Error for an answer of 500 or more. Its
+// for it, http.host the Host field as sent, $http_host, also beside an
+// absolute-form target when router/h1 read the request) and the status Error for an answer of 500 or more. Its
 // W3C context (traceparent, and tracestate when there is one) goes to
 // the backend, in place of the client's, as the module's
 // proxy_set_header sets it: the router's steps between, an

@@ -496,8 +496,16 @@ func (r *Router) endSpan(s *requestState) {
 	a[2] = SpanAttribute{Key: "http.target", Value: vars.RequestURIOf(receivedTarget(req))}
 	a[3] = SpanAttribute{Key: "http.server_name", Value: tw.serverName(&s.d)}
 	n := 4
-	if req.Host != "" {
-		a[n] = SpanAttribute{Key: "http.host", Value: req.Host}
+	host, hasHost := req.Host, req.Host != ""
+	if t := req.RequestURI; t != "" && t[0] != '/' {
+		// The module's req->headers_in.host, the Host field as sent
+		// ($http_host), not an absolute-form target's host.
+		if f, present, ok := h1.HostField(req); ok {
+			host, hasHost = f, present
+		}
+	}
+	if hasHost {
+		a[n] = SpanAttribute{Key: "http.host", Value: host}
 		n++
 	}
 	if ua := req.Header["User-Agent"]; len(ua) > 0 {

@@ -1031,7 +1031,13 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 	req.Method, req.URL, req.Proto, req.ProtoMajor, req.ProtoMinor = method, u, proto, major, minor
 	req.Header, req.RequestURI, req.RemoteAddr, req.TLS = h, target, c.remote, c.tls
 	req.Host = u.Host
-	if req.Host == "" && len(hosts) == 1 {
+	c.ctx.absolute = req.Host != ""
+	if c.ctx.absolute {
+		c.ctx.abs = absoluteHost{}
+		if len(hosts) == 1 {
+			c.ctx.abs = absoluteHost{field: hosts[0], present: true}
+		}
+	} else if len(hosts) == 1 {
 		req.Host = hosts[0]
 	}
 	if ph.has&hasPragma != 0 {
@@ -1560,6 +1566,10 @@ type reqCtx struct {
 	err       error
 	asked     atomic.Bool // Done was called (read without mu: observed)
 	afters    []*afterFunc
+	// absolute: the request-target is in absolute form, and abs is its
+	// Host field (HostField).
+	absolute bool
+	abs      absoluteHost
 }
 
 // afterFunc is a function registered with AfterFunc.
@@ -1642,10 +1652,17 @@ func (x *reqCtx) observed() bool { return x.asked.Load() }
 func (x *reqCtx) String() string { return "h1 request context" }
 
 // Value answers http.LocalAddrContextKey from localAddr, without a walk
-// down the connection context's chain; any other key from that chain.
+// down the connection context's chain, and HostField's key from abs; any
+// other key from that chain.
 func (x *reqCtx) Value(key any) any {
-	if key == http.LocalAddrContextKey {
+	switch key {
+	case http.LocalAddrContextKey:
 		return x.localAddr
+	case hostFieldKey{}:
+		if x.absolute {
+			return &x.abs
+		}
+		return nil
 	}
 	return x.Context.Value(key)
 }

@@ -3688,7 +3688,9 @@
 // Options.Hook among them, see the client's headers. The external auth
 // service (auth-url) gets neither header: ingress-nginx's auth location
 // propagates the subrequest's own context, which the module never makes
-// (open-telemetry/opentelemetry-cpp-contrib#143). The error backend and
+// (open-telemetry/opentelemetry-cpp-contrib#143), and does so under the
+// ConfigMap's enable-opentelemetry also for a location its Ingress turns
+// off (match.ExternalAuth.NoTraceContext). The error backend and
 // a mirror get the client's as received, as ingress-nginx's @custom_ and
 // mirror locations propagate none. An answer made before any location (a www or app-root
 // redirect, a request that cannot be routed) is not traced, as nginx's

@@ -245,7 +245,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 	if err != nil {
 		return deny(u.key, valueError(u.value, err))
 	}
-	x := &match.ExternalAuth{URL: target}
+	x := &match.ExternalAuth{URL: target, NoTraceContext: b.opts.Tracing.Enabled}
 	if m, ok := raw.get("auth-method"); ok {
 		v := strings.TrimSpace(m.value)
 		if !authMethodRE.MatchString(v) {

@@ -376,6 +376,11 @@ func (b *builder) globalAuth() *match.ExternalAuth {
 		if x := b.globalAuthX; x != nil && x.Signin != nil {
 			x.SigninRelative = b.opts.RelativeRedirects
 		}
+		if x := b.globalAuthX; x != nil {
+			// ingress-nginx's auth location propagates a trace context
+			// wherever the ConfigMap traces (match.ExternalAuth).
+			x.NoTraceContext = b.opts.Tracing.Enabled
+		}
 	}
 	return b.globalAuthX
 }

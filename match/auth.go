@@ -94,6 +94,13 @@ type ExternalAuth struct {
 	// whatever the final status (auth-always-set-cookie); otherwise only
 	// with the statuses nginx's add_header uses.
 	AlwaysSetCookie bool
+	// NoTraceContext sends the service no traceparent or tracestate, not
+	// even the client's, where the route is not traced (a traced one's
+	// subrequest never has them): ingress-nginx's auth location
+	// propagates a trace context whenever the ConfigMap's
+	// enable-opentelemetry is on, and its OpenTelemetry module makes none
+	// for the subrequest. Without a router Tracer it has no effect.
+	NoTraceContext bool
 	// Options are the cache, keep-alive and header settings (authoptions.go).
 	Options *ExternalAuthOptions
 }
@@ -131,6 +138,9 @@ func authText(a *Auth) []string {
 		if x.AlwaysSetCookie {
 			s += " always-set-cookie"
 		}
+		if x.NoTraceContext {
+			s += " no-trace-context"
+		}
 		lines = append(lines, s)
 	}
 	return lines
@@ -164,7 +174,17 @@ func (e *encoder) auth(a *Auth) {
 		}
 		e.strs(x.ResponseHeaders)
 		e.str(x.RequestRedirect)
-		e.flag(x.AlwaysSetCookie)
+		// NoTraceContext is bit 1 of AlwaysSetCookie's byte, so that a
+		// table without it keeps its digest.
+		v := byte(0)
+		if x.AlwaysSetCookie {
+			v = 1
+		}
+		if x.NoTraceContext {
+			v |= 2
+		}
+		e.buf = append(e.buf, v)
+		e.flushIfFull()
 	} else {
 		e.flag(false)
 	}

@@ -500,7 +500,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if lg != nil {
 		lg.id = sub.Header.Get("X-Request-Id")
 	}
-	if trace != nil {
+	if trace != nil || x.NoTraceContext && r.tracer != nil {
 		// The auth location's opentelemetry_propagate sets both from the
 		// subrequest's own trace context, which ingress-nginx's module
 		// never makes (it starts no span for an internal request): empty,

@@ -93,11 +93,13 @@ func fieldBit(key string) fieldSet {
 }
 
 // headScratch is what a connection reuses from one head to the next: only
-// while nobody may hold the previous request (see conn.next).
+// while nobody may hold the previous request (see conn.next), but for
+// last, a string, which anyone may hold.
 type headScratch struct {
 	header http.Header
 	vals   []string
 	url    url.URL
+	last   string // the last head's text, shared by a head that repeats it
 }
 
 // parsePlainHead parses the head at the start of buf if it is whole there
@@ -187,7 +189,14 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 		}
 	}
 
-	str := string(raw) // the one allocation, for every string below
+	// The one allocation, for every string below, unless the head is the
+	// last one's byte for byte (a client repeating itself on a keep-alive
+	// connection): then it shares that string, which no one can change.
+	str := s.last
+	if string(raw) != str {
+		str = string(raw)
+		s.last = str
+	}
 	h.method = str[:sp1]
 	h.target = str[sp1+1 : sp2]
 	h.proto = str[sp2+1 : i]

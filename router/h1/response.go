@@ -43,6 +43,7 @@ type Response struct {
 	scratch []byte     // the fields' lines before they become one string
 	spans   []headSpan // where each field lies in scratch
 	text    string     // scratch as that string
+	last    string     // the last head's text, shared by a head that repeats it
 	kinds   fieldKind  // of all the fields
 	long    []byte     // a line longer than the reader's buffer
 }
@@ -174,7 +175,14 @@ func (h *Response) readFrom(lr *headReader, method string, budget *int) error {
 	if err := h.readFields(lr, budget); err != nil {
 		return err
 	}
-	text := string(h.scratch)
+	// One string for every field, unless the head is the last one's byte
+	// for byte (a backend answering alike within the second of its Date):
+	// then it shares that string, which no one can change.
+	text := h.last
+	if string(h.scratch) != text {
+		text = string(h.scratch)
+		h.last = text
+	}
 	h.text = text
 	h.Reason = text[:reasonEnd]
 	h.Fields = h.Fields[:0]
@@ -248,7 +256,14 @@ func (h *Response) release() {
 	if cap(h.long) > 16<<10 {
 		h.long = nil
 	}
+	if len(h.last) > maxLastHead {
+		h.last = ""
+	}
 }
+
+// maxLastHead bounds the last head's text an idle connection keeps for
+// the next response to share: no more than its read buffer again.
+const maxLastHead = bufferSize
 
 // readHeadLine reads one line without its LF or CRLF. The line is valid
 // until the next read; only a line longer than the reader's buffer is

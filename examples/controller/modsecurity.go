@@ -266,7 +266,10 @@ type modSecurity struct {
 	state atomic.Pointer[wafState]
 	// pending holds each request's transaction (*pendingTx) from hook to
 	// bodyHook, keyed by its *http.Request; the request's end drops it.
-	pending sync.Map
+	// npending counts its entries, so that bodyHook leaves the map alone
+	// while no request has one (every request where the WAF is off).
+	pending  sync.Map
+	npending atomic.Int64
 }
 
 func newModSecurity(cfg config, log *slog.Logger) *modSecurity {
@@ -568,9 +571,10 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	p := &pendingTx{tx: tx}
 	p.g.mu.Lock()
 	defer p.g.mu.Unlock()
+	ms.npending.Add(1)
 	ms.pending.Store(req, p)
 	context.AfterFunc(req.Context(), func() {
-		ms.pending.CompareAndDelete(req, p)
+		ms.dropPending(req, p)
 		p.g.mu.Lock()
 		defer p.g.mu.Unlock()
 		p.g.closed = true
@@ -581,18 +585,29 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	if it == nil {
 		return false
 	}
-	ms.pending.CompareAndDelete(req, p)
+	ms.dropPending(req, p)
 	return ms.refuse(w, it, m, tx)
+}
+
+// dropPending takes req's transaction p out of pending, if it is there.
+func (ms *modSecurity) dropPending(req *http.Request, p *pendingTx) {
+	if ms.pending.CompareAndDelete(req, p) {
+		ms.npending.Add(-1)
+	}
 }
 
 // bodyHook runs phase 2 of the transaction hook left for req
 // (router.Options.BodyHook): it reads the body (up to the location's
 // body limit and the engine's) and hands it back whole for the backend.
 func (ms *modSecurity) bodyHook(w http.ResponseWriter, req *http.Request, m router.Match) bool {
+	if ms.npending.Load() == 0 {
+		return false
+	}
 	v, ok := ms.pending.LoadAndDelete(req)
 	if !ok {
 		return false
 	}
+	ms.npending.Add(-1)
 	p := v.(*pendingTx)
 	p.g.mu.Lock()
 	defer p.g.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
@@ -28,7 +29,15 @@ type demoBackends struct {
 
 	mu      sync.Mutex
 	servers map[netip.AddrPort]*echoServer
+	udp     map[netip.AddrPort]*udpEcho
 	closed  bool
+}
+
+// udpEcho answers each datagram with the service and endpoint it reached
+// and then the datagram itself.
+type udpEcho struct {
+	conn     net.PacketConn
+	services atomic.Pointer[string]
 }
 
 type echoServer struct {
@@ -39,12 +48,18 @@ type echoServer struct {
 }
 
 func newDemoBackends(log *slog.Logger) *demoBackends {
-	return &demoBackends{log: log, servers: make(map[netip.AddrPort]*echoServer)}
+	return &demoBackends{log: log, servers: make(map[netip.AddrPort]*echoServer), udp: make(map[netip.AddrPort]*udpEcho)}
 }
 
 // demoEndpoints maps each loopback endpoint address in slices to the
-// sorted Services ("namespace/name") whose slices list it.
+// sorted Services ("namespace/name") whose slices list it, for the ports
+// of protocol TCP (the default).
 func demoEndpoints(endpointSlices []*discoveryv1.EndpointSlice) map[netip.AddrPort][]string {
+	return demoEndpointsOf(endpointSlices, corev1.ProtocolTCP)
+}
+
+// demoEndpointsOf is demoEndpoints for the slice ports of protocol proto.
+func demoEndpointsOf(endpointSlices []*discoveryv1.EndpointSlice, proto corev1.Protocol) map[netip.AddrPort][]string {
 	out := make(map[netip.AddrPort][]string)
 	for _, s := range endpointSlices {
 		if s == nil || s.AddressType == discoveryv1.AddressTypeFQDN {
@@ -59,6 +74,13 @@ func demoEndpoints(endpointSlices []*discoveryv1.EndpointSlice) map[netip.AddrPo
 				}
 				for _, p := range s.Ports {
 					if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+						continue
+					}
+					pp := corev1.ProtocolTCP
+					if p.Protocol != nil && *p.Protocol != "" {
+						pp = *p.Protocol
+					}
+					if pp != proto {
 						continue
 					}
 					ap := netip.AddrPortFrom(addr, uint16(*p.Port))
@@ -113,7 +135,40 @@ func (d *demoBackends) ensure(endpointSlices []*discoveryv1.EndpointSlice) error
 		}()
 		d.log.Info("demo backend listening", "endpoint", ap.String(), "service", names)
 	}
+	udpWanted := demoEndpointsOf(endpointSlices, corev1.ProtocolUDP)
+	for _, ap := range slices.SortedFunc(maps.Keys(udpWanted), netip.AddrPort.Compare) {
+		names := strings.Join(udpWanted[ap], ", ")
+		if ue, ok := d.udp[ap]; ok {
+			ue.services.Store(&names)
+			continue
+		}
+		pc, err := net.ListenPacket("udp", ap.String())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("-demo-backends: cannot start the UDP echo server of %s on %s (%w); datagrams for it would reach whatever else listens there: stop that process or change the EndpointSlice's port", names, ap, err))
+			continue
+		}
+		ue := &udpEcho{conn: pc}
+		ue.services.Store(&names)
+		d.udp[ap] = ue
+		go ue.serve("udp/" + ap.String())
+		d.log.Info("demo backend listening", "endpoint", "udp/"+ap.String(), "service", names)
+	}
 	return errors.Join(errs...)
+}
+
+func (u *udpEcho) serve(endpoint string) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, from, err := u.conn.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		reply := fmt.Appendf(nil, "service:  %s\nendpoint: %s\n", *u.services.Load(), endpoint)
+		_, _ = u.conn.WriteTo(append(reply, buf[:n]...), from)
+	}
 }
 
 // close stops every echo server.
@@ -127,6 +182,9 @@ func (d *demoBackends) close() {
 		if err := es.srv.Shutdown(ctx); err != nil {
 			es.srv.Close()
 		}
+	}
+	for _, ue := range d.udp {
+		ue.conn.Close()
 	}
 }
 

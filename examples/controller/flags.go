@@ -327,7 +327,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&c.options.UDPServices, "udp-services-configmap", "", "namespace/name of ingress-nginx's UDP services ConfigMap (\"port\": \"namespace/service:port\"): each port is listened on at start; with -manifests, a ConfigMap of that name in the folder")
 	fs.IntVar(&c.udpMaxSessions, "udp-max-sessions", defaultUDPSessions, "the most client addresses each UDP service port keeps a session for; beyond it a new address takes the place of a session with no exchange in progress, and its datagrams are dropped while every session has one")
 	fs.StringVar(&c.manifests, "manifests", "", "offline mode: folder (or single file) of YAML/JSON manifests to serve instead of a cluster; watched for changes")
-	fs.BoolVar(&c.demoBackends, "demo-backends", false, "offline mode: start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices")
+	fs.BoolVar(&c.demoBackends, "demo-backends", false, "offline mode: start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices (UDP for a port of protocol UDP)")
 	fs.DurationVar(&c.pollInterval, "poll-interval", 500*time.Millisecond, "offline mode: how often the manifests folder is checked for changes")
 
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file; default: in-cluster credentials, else $KUBECONFIG, else ~/.kube/config")

@@ -20,8 +20,8 @@
 // and the rest is served; a folder that cannot be listed keeps the
 // previous table serving.
 // -demo-backends starts an echo server on every loopback endpoint the
-// EndpointSlices name, so the answers show which backend was chosen and what
-// it received.
+// EndpointSlices name (a UDP echo for a port of protocol UDP), so the answers
+// show which backend was chosen and what it received.
 //
 // /debug/table on -debug-addr shows the table being served, /metrics (with
 // -enable-metrics) ingress-nginx's Prometheus metrics and ramjet's own,

@@ -679,6 +679,9 @@ func (c *clusterController) rebuild() {
 	}
 	n := c.rebuilds.Add(1)
 	c.metrics.published(&res, changed, time.Now())
+	if changed {
+		logCertExpiry(c.log, res.Table, time.Now())
+	}
 	c.last.Store(&res)
 	c.ready.Store(true)
 	c.admission.offer(&reviewSource{snap: snap, opts: opts, settings: compile.ReadAdmissionSettings(cmData), gateway: c.gatewayRoutes(snap),

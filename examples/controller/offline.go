@@ -304,6 +304,9 @@ func (c *controller) load() (whole bool, err error) {
 		return false, err
 	}
 	c.metrics.published(&res, changed, time.Now())
+	if changed {
+		logCertExpiry(c.log, res.Table, time.Now())
+	}
 	if len(unread) > 0 {
 		c.metrics.readInPart()
 	}

@@ -83,21 +83,24 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 		notes = append(notes, noConfigMapNote)
 	}
 	for _, sc := range []struct {
-		ref  *string
-		name string
-	}{{&opts.TCPServices, chartTCPServices}, {&opts.UDPServices, chartUDPServices}} {
+		ref         *string
+		name, guide string
+	}{{&opts.TCPServices, chartTCPServices, guideTCPServices}, {&opts.UDPServices, chartUDPServices, guideUDPServices}} {
 		if *sc.ref != "" {
 			continue
 		}
-		var found []string
-		for _, c := range snap.ConfigMaps {
-			if c.Name == sc.name {
-				found = append(found, c.Namespace+"/"+c.Name)
+		for _, name := range []string{sc.name, sc.guide} {
+			var found []string
+			for _, c := range snap.ConfigMaps {
+				if c.Name == name {
+					found = append(found, c.Namespace+"/"+c.Name)
+				}
 			}
-		}
-		if len(found) == 1 {
-			*sc.ref = found[0]
-			notes = append(notes, "ConfigMap "+found[0]+" read as ingress-nginx's "+strings.TrimPrefix(sc.name, "ingress-nginx-")+" services ConfigMap")
+			if len(found) == 1 {
+				*sc.ref = found[0]
+				notes = append(notes, "ConfigMap "+found[0]+" read as ingress-nginx's "+strings.TrimPrefix(sc.name, "ingress-nginx-")+" services ConfigMap")
+				break
+			}
 		}
 	}
 	// No TCP or UDP service takes a port of the controller's own, as
@@ -122,6 +125,14 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 const (
 	chartTCPServices = "ingress-nginx-tcp"
 	chartUDPServices = "ingress-nginx-udp"
+)
+
+// guideTCPServices and guideUDPServices are the names ingress-nginx's
+// "Exposing TCP and UDP services" guide gives them, read when the chart's
+// are absent.
+const (
+	guideTCPServices = "tcp-services"
+	guideUDPServices = "udp-services"
 )
 
 // chartOwnPorts are the ports the controller listens on itself as the

@@ -47,8 +47,8 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.sslPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation, as the controller's flag")
 	fs.BoolVar(&o.allowSnippets, "allow-snippet-annotations", false, "ingress-nginx's allow-snippet-annotations: snippets apply only with it and -annotations-risk-level Critical")
 	fs.StringVar(&o.riskLevel, "annotations-risk-level", "", "ingress-nginx's annotations-risk-level (Critical, High, Medium, Low; default High)")
-	fs.StringVar(&o.tcpServices, "tcp-services-configmap", "", "namespace/name of ingress-nginx's TCP services ConfigMap among the manifests (default: ingress-nginx-tcp, the chart's, if exactly one)")
-	fs.StringVar(&o.udpServices, "udp-services-configmap", "", "namespace/name of ingress-nginx's UDP services ConfigMap among the manifests (default: ingress-nginx-udp, the chart's, if exactly one)")
+	fs.StringVar(&o.tcpServices, "tcp-services-configmap", "", "namespace/name of ingress-nginx's TCP services ConfigMap among the manifests (default: ingress-nginx-tcp, the chart's, if exactly one, else tcp-services, its guide's)")
+	fs.StringVar(&o.udpServices, "udp-services-configmap", "", "namespace/name of ingress-nginx's UDP services ConfigMap among the manifests (default: ingress-nginx-udp, the chart's, if exactly one, else udp-services, its guide's)")
 	fs.StringVar(&o.configMap, "configmap", "", "namespace/name of the ingress-nginx ConfigMap among the manifests (default: the one named "+chartConfigMap+", if exactly one)")
 	return o
 }

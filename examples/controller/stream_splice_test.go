@@ -49,9 +49,17 @@ func testSlowReader(t *testing.T, relay func(client, backend *net.TCPConn, idle 
 	backend, out := tcpPair(t) // the proxy's backend side, the reader's end
 	// Long enough that a relay or reader starved for a moment on a loaded
 	// machine (it once missed 800 ms there) is not taken for an idle one.
-	const idle = 2 * time.Second
+	const idle = 4 * time.Second
 	done := make(chan error, 1)
-	go func() { done <- relay(client, backend, idle) }()
+	go func() {
+		err := relay(client, backend, idle)
+		// As the proxy closes both sides after a relay: a relay that
+		// gave up early ends the reader's wait with a short count, not
+		// a test that hangs until the package's timeout.
+		backend.Close()
+		client.Close()
+		done <- err
+	}()
 
 	const size = 24 << 20
 	go func() {
@@ -70,8 +78,9 @@ func testSlowReader(t *testing.T, relay func(client, backend *net.TCPConn, idle 
 	var n int
 	for pause := 0; ; pause++ {
 		if pause < 4 {
-			// Longer than idle/4 with the buffers full both ways.
-			time.Sleep(idle / 2)
+			// Longer than idle/4 with the buffers full both ways, and
+			// short of idle by more than a loaded machine's stall.
+			time.Sleep(idle * 3 / 10)
 		}
 		m, err := out.Read(buf)
 		for i := range m {
@@ -85,10 +94,10 @@ func testSlowReader(t *testing.T, relay func(client, backend *net.TCPConn, idle 
 		}
 		require.NoError(t, err)
 	}
-	require.Equal(t, size, n)
 	out.Close()
 	in.Close()
 	require.NoError(t, <-done)
+	require.Equal(t, size, n)
 }
 
 // A backend that stops reading with bytes still to write to it idles

@@ -125,8 +125,9 @@ func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, sk
 		}
 		data[f] = b
 	}
-	// A file under a folder that can no longer be listed is not gone: it
-	// is read in its last good version, as one that turns bad is.
+	// A file under a folder that can no longer be listed, or that is no
+	// longer a regular file, is not gone: it is read in its last good
+	// version, as one that turns bad is.
 	var hidden []string
 	for f := range good {
 		if _, listed := data[f]; listed || slices.Contains(files, f) {
@@ -134,7 +135,7 @@ func readFolder(root string, good map[string][]byte) (snap *compile.Snapshot, sk
 		}
 		if slices.ContainsFunc(problems, func(p error) bool {
 			var me *manifest.Error
-			return errors.As(p, &me) && strings.HasPrefix(f, me.File+string(filepath.Separator))
+			return errors.As(p, &me) && (me.File == f || strings.HasPrefix(f, me.File+string(filepath.Separator)))
 		}) {
 			hidden = append(hidden, f)
 		}

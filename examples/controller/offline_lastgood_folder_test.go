@@ -48,3 +48,26 @@ func TestReadFolderKeepsFilesOfAnUnreadableFolder(t *testing.T) {
 	require.Empty(t, snap.Ingresses, "a folder gone takes its files")
 	require.Empty(t, good)
 }
+
+// TestReadFolderKeepsAFileThatTurnsSpecial: a file replaced by one that
+// is not a regular file (a named pipe) is a file that turned bad: its
+// last good version is served, as for a typo.
+func TestReadFolderKeepsAFileThatTurnsSpecial(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.yaml")
+	writeFile(t, app, appManifests("8080"))
+	good := make(map[string][]byte)
+	_, _, _, _, err := readFolder(dir, good)
+	require.NoError(t, err)
+
+	defer func(w func(string) ([]string, []error, error)) { walkManifests = w }(walkManifests)
+	walkManifests = func(string) ([]string, []error, error) {
+		return nil, []error{&manifest.Error{Position: manifest.Position{File: app, Item: -1},
+			Err: errors.New(app + ": a named pipe, not a regular file: not read")}}, nil
+	}
+	snap, _, unread, kept, err := readFolder(dir, good)
+	require.NoError(t, err)
+	require.Len(t, unread, 1)
+	require.Equal(t, []string{app}, kept)
+	require.NotEmpty(t, snap.Ingresses)
+}

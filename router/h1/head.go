@@ -94,12 +94,14 @@ func fieldBit(key string) fieldSet {
 
 // headScratch is what a connection reuses from one head to the next: only
 // while nobody may hold the previous request (see conn.next), but for
-// last, a string, which anyone may hold.
+// line and text, strings, which anyone may hold.
 type headScratch struct {
 	header http.Header
 	vals   []string
 	url    url.URL
-	last   string // the last head's text, shared by a head that repeats it
+	// line and text are the last head's request line and field lines,
+	// shared by a head that repeats them.
+	line, text string
 }
 
 // parsePlainHead parses the head at the start of buf if it is whole there
@@ -189,17 +191,26 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 		}
 	}
 
-	// The one allocation, for every string below, unless the head is the
-	// last one's byte for byte (a client repeating itself on a keep-alive
-	// connection): then it shares that string, which no one can change.
-	str := s.last
-	if string(raw) != str {
-		str = string(raw)
-		s.last = str
+	// At most one allocation, for every string below: the request line
+	// (rl) and the field lines (text, raw from i+2 on) share the last head's
+	// strings where they are its byte for byte (a client repeating itself
+	// on a keep-alive connection, or sending the same fields to another
+	// path), which no one can change.
+	rl, text := s.line, s.text
+	switch sameLine, sameText := string(raw[:i]) == rl, string(raw[i+2:]) == text; {
+	case sameLine && sameText:
+	case sameText:
+		rl = string(raw[:i])
+	case sameLine:
+		text = string(raw[i+2:])
+	default:
+		str := string(raw)
+		rl, text = str[:i], str[i+2:]
 	}
-	h.method = str[:sp1]
-	h.target = str[sp1+1 : sp2]
-	h.proto = str[sp2+1 : i]
+	s.line, s.text = rl, text
+	h.method = rl[:sp1]
+	h.target = rl[sp1+1 : sp2]
+	h.proto = rl[sp2+1:]
 	if !reuse || s.header == nil {
 		s.header = make(http.Header, fields)
 		s.vals = make([]string, 0, max(fields, 8))
@@ -220,16 +231,17 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 		}
 	}
 	vals := s.vals
-	for k, start := 0, i+2; k < fields; k++ {
+	base := i + 2 // text[o-base] is raw[o]
+	for k, start := 0, base; k < fields; k++ {
 		var end, colon int
 		if k < len(spans) {
 			end, colon = int(spans[k].end), int(spans[k].colon)
 		} else {
-			end = start + strings.IndexByte(str[start:], '\r')
-			colon = start + strings.IndexByte(str[start:end], ':')
+			end = start + strings.IndexByte(text[start-base:], '\r')
+			colon = start + strings.IndexByte(text[start-base:end-base], ':')
 		}
-		key := canonicalRequestKey(str[start:colon])
-		v := trimOWS(str[colon+1 : end])
+		key := canonicalRequestKey(text[start-base : colon-base])
+		v := trimOWS(text[colon+1-base : end-base])
 		start = end + 2
 		if key == "Host" {
 			if h.hosts == nil {

@@ -36,6 +36,7 @@ import (
 type otlpBatcher struct {
 	log       *slog.Logger
 	conn      *grpc.ClientConn
+	collector string // host:port, named in the warnings
 	batchSize int
 	queueSize int
 	delay     time.Duration
@@ -119,7 +120,7 @@ func newOTLPBatcher(log *slog.Logger, endpoint, service string, s otelSettings) 
 	queue := max(s.MaxQueueSize, 1)
 	batch := min(max(s.MaxExportBatchSize, 1), queue)
 	b := &otlpBatcher{
-		log: log, conn: conn, resource: resourceField(service), scope: scopeField(otelScope, ""), batchSize: batch, queueSize: queue, delay: s.ScheduleDelay, timeout: 10 * time.Second,
+		log: log, conn: conn, collector: endpoint, resource: resourceField(service), scope: scopeField(otelScope, ""), batchSize: batch, queueSize: queue, delay: s.ScheduleDelay, timeout: 10 * time.Second,
 		full:  make(chan *otlpBatch, queue/batch+1),
 		flush: make(chan chan struct{}),
 		wake:  make(chan struct{}, 1),
@@ -253,9 +254,9 @@ func (b *otlpBatcher) send(t *otlpBatch) {
 		rawMessage{pre, t.enc.b}, &res, grpc.ForceCodecV2(rawCodec{}))
 	cancel()
 	if err != nil {
-		b.log.Warn("OpenTelemetry spans not exported", "spans", t.spans, "error", err)
+		b.log.Warn("OpenTelemetry spans not exported", "collector", b.collector, "spans", t.spans, "error", err)
 	} else if rejected, msg := res.partialSuccess(); rejected > 0 || msg != "" {
-		b.log.Warn("OpenTelemetry collector refused spans", "spans", rejected, "error", msg)
+		b.log.Warn("OpenTelemetry collector refused spans", "collector", b.collector, "spans", rejected, "error", msg)
 	}
 	b.mu.Lock()
 	b.queued -= t.spans

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
@@ -97,7 +96,11 @@ func (d *defaultCertificate) update(sec *corev1.Secret) {
 		problem := fmt.Sprintf("default certificate Secret %s: %v", d.ref, err)
 		if problem != d.problem {
 			d.problem = problem
-			d.log.Warn(problem+"; serving the previous one", "serving", cmp.Or(d.fingerprint, "self-signed"))
+			if d.fingerprint == "" {
+				d.log.Warn(problem+"; serving a self-signed certificate made at start", "serving", "self-signed")
+			} else {
+				d.log.Warn(problem+"; serving the previous one", "serving", d.fingerprint)
+			}
 		}
 		return
 	}

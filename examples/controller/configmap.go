@@ -186,7 +186,11 @@ func (s *configMapSettings) updateUnread(data map[string]string, found, unread b
 	defer s.mu.Unlock()
 	if !slices.Equal(warns, s.warnings) {
 		for _, w := range warns {
-			if !w.compiled {
+			switch {
+			case w.compiled:
+			case w.key == "": // about the ConfigMap as a whole
+				s.log.Warn("ConfigMap "+w.message, "configmap", s.ref.String(), "severity", string(w.severity))
+			default:
 				s.log.Warn(w.message, "configmap", s.ref.String(), "key", w.key, "severity", string(w.severity))
 			}
 		}

@@ -328,7 +328,8 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.IntVar(&c.udpMaxSessions, "udp-max-sessions", defaultUDPSessions, "the most client addresses each UDP service port keeps a session for; beyond it a new address takes the place of a session with no exchange in progress, and its datagrams are dropped while every session has one")
 	fs.StringVar(&c.manifests, "manifests", "", "offline mode: folder (or single file) of YAML/JSON manifests to serve instead of a cluster; watched for changes")
 	fs.BoolVar(&c.demoBackends, "demo-backends", false, "offline mode: start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices (UDP for a port of protocol UDP)")
-	fs.DurationVar(&c.pollInterval, "poll-interval", 500*time.Millisecond, "offline mode: how often the manifests folder is checked for changes")
+	c.pollInterval = 500 * time.Millisecond
+	fs.Var((*durationFlag)(&c.pollInterval), "poll-interval", "offline mode: how often the manifests folder is checked for changes, a `duration`")
 
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file; default: in-cluster credentials, else $KUBECONFIG, else ~/.kube/config")
 	fs.StringVar(&c.namespace, "namespace", "", "watch Ingresses, Services, EndpointSlices and Secrets in this namespace only; default: all namespaces")
@@ -339,8 +340,8 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress or Gateway API status")
 	fs.BoolVar(&c.nodeInternalIP, "report-node-internal-ip-address", false, "with neither -publish-service nor -publish-address, advertise the InternalIP of the nodes running the controller's ready pods even where they have an ExternalIP")
 	fs.BoolVar(&updateStatus, "update-status", true, "ingress-nginx's form of -no-status-update: false never writes Ingress status")
-	fs.DurationVar(&c.resync, "resync-period", 0, "how often the watches re-deliver every object; 0 never (the digest makes a resync publish nothing anyway)")
-	fs.DurationVar(&c.resync, "sync-period", 0, "ingress-nginx's spelling of -resync-period")
+	fs.Var((*durationFlag)(&c.resync), "resync-period", "how often the watches re-deliver every object, a `duration`; 0 never (the digest makes a resync publish nothing anyway)")
+	fs.Var((*durationFlag)(&c.resync), "sync-period", "ingress-nginx's spelling of -resync-period, a `duration`")
 	fs.StringVar(&c.electionID, "election-id", "ramjet-leader", "name of the Lease the replicas elect a status writer with")
 	fs.StringVar(&c.electionNamespace, "election-namespace", "", "namespace of the election Lease; default: $POD_NAMESPACE, else \"default\"")
 	fs.StringVar(&c.webhookAddr, "validating-webhook", "", "serve the validating admission webhook (TLS) on this address, e.g. :8443: Ingresses and HTTPRoutes being applied are compiled with the current snapshot, refused where ingress-nginx refuses them, and answered with their warnings")
@@ -704,6 +705,21 @@ func (g *gracePeriod) Set(s string) error {
 		return fmt.Errorf("want seconds or a duration such as 30s, not negative")
 	}
 	*g = gracePeriod(d)
+	return nil
+}
+
+// durationFlag is a Go duration flag whose error says what it wants, where
+// flag's own says only "parse error".
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
+
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 500ms, 30s or 1m")
+	}
+	*d = durationFlag(v)
 	return nil
 }
 

@@ -146,8 +146,17 @@ func TestDrainOnStop(t *testing.T) {
 // Without a drain period the stop closes the listeners at once, but the
 // requests in flight still complete.
 func TestStopWithoutDrainCompletesInFlight(t *testing.T) {
-	port, arrived := slowBackend(t, 300*time.Millisecond)
-	inst, cancel := startOfflineApp(t, port, func(*config) {})
+	stopWithRequestInFlight(t, 300*time.Millisecond, func(*config) {})
+}
+
+// stopWithRequestInFlight starts the controller offline (setup changes its
+// config) before a backend that answers after delay, stops it while a
+// request waits for that answer, and wants the request answered 200 and
+// the stop clean.
+func stopWithRequestInFlight(t *testing.T, delay time.Duration, setup func(*config)) {
+	t.Helper()
+	port, arrived := slowBackend(t, delay)
+	inst, cancel := startOfflineApp(t, port, setup)
 	defer cancel()
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()

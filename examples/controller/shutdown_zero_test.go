@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
-	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,33 +18,11 @@ func TestShutdownTimeoutZeroWaits(t *testing.T) {
 	require.Empty(t, applyConfigMap(&cfg, cmData(map[string]string{"worker-shutdown-timeout": "0"}), nil))
 	require.Equal(t, time.Duration(0), cfg.connections().ShutdownTimeout)
 
-	port, arrived := slowBackend(t, 500*time.Millisecond)
-	inst, cancel := startOfflineApp(t, port, func(c *config) {
+	stopWithRequestInFlight(t, 500*time.Millisecond, func(c *config) {
 		writeFile(t, filepath.Join(c.manifests, "cfg.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: ingress-nginx}\n"+
 			"data: {worker-shutdown-timeout: \"0\"}\n")
 		c.configMap = &types.NamespacedName{Namespace: "ingress-nginx", Name: "cfg"}
 	})
-	defer cancel()
-	client := &http.Client{Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
-	done := make(chan error, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+"/x", nil)
-		req.Host = "app.test"
-		resp, err := client.Do(req)
-		if err == nil {
-			_, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				err = errors.New(resp.Status)
-			}
-		}
-		done <- err
-	}()
-	waitFor(t, 5*time.Second, "the request to reach the backend", func() bool { return arrived.Load() == 1 })
-	cancel()
-	require.NoError(t, <-done)
-	require.NoError(t, inst.Wait())
 }
 
 // With worker-shutdown-timeout "0" the open connections of a TCP port

@@ -1984,7 +1984,9 @@
 //     and "//"-prefixed targets included, unless the matched route's
 //     rewrite-target (§11.1) gives it a new one.
 //   - Forwarded to the backend: the client's Host unchanged (unless the
-//     route's upstream-vhost, §11.1, names another);
+//     route's upstream-vhost, §11.1, names another), the Host field as
+//     sent also beside an absolute-form target when router/h1 read the
+//     request ($best_http_host), that target's host without one;
 //     X-Forwarded-For, the client address alone (ingress-nginx's
 //     $remote_addr; with TrustForwardedFor and ComputeFullForwardedFor, the
 //     client's X-Forwarded-For with the peer appended), the client's own

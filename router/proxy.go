@@ -69,6 +69,9 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.RawQuery = x.query
 	u.ForceQuery = x.hasQuery && x.query == ""
 
+	// $best_http_host: the Host field as sent, not an absolute-form
+	// target's host, which ReverseProxy copied.
+	out.Host = bestHost(in)
 	setForwarded(in, out.Header, x)
 	setActionHeaders(x, out)
 	if out.Host == "" {
@@ -125,7 +128,7 @@ type forwarding struct {
 // forwardingOf works out into f, zero, the forwarded values of the
 // exchange x for its inbound request.
 func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
-	f.full, f.host, f.proto, f.noID = x.fullForwardedFor, in.Host, "http", x.headers().noRequestID
+	f.full, f.host, f.proto, f.noID = x.fullForwardedFor, bestHost(in), "http", x.headers().noRequestID
 	if x.https {
 		f.proto = "https"
 	}
@@ -135,8 +138,8 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 	case "Host":
 		// net/http keeps the Host field out of Header; for HTTP/2 it is
 		// :authority, which nginx reads as Host too.
-		if in.Host != "" {
-			f.originalHost = []string{in.Host}
+		if h, _ := httpHost(in); h != "" {
+			f.originalHost = []string{h}
 		}
 	default:
 		f.originalHost = nonEmpty(in.Header[h])

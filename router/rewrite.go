@@ -83,12 +83,13 @@ func (a *routeAction) apply(x *exchange) {
 	}
 }
 
-// backendHost is the Host header the backend receives.
+// backendHost is the Host header the backend receives: upstream-vhost's,
+// else $best_http_host.
 func (x *exchange) backendHost(req *http.Request) string {
 	if x.act.host != "" {
 		return x.act.host
 	}
-	return req.Host
+	return bestHost(req)
 }
 
 // replacesHeader reports a client request header the route's action sets

@@ -477,7 +477,9 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		}
 	}
 	scheme := connScheme(req)
-	vars := urltemplate.RequestVars{Host: host, HTTPHost: req.Host, BestHTTPHost: r.redirectHost(req), Scheme: scheme, PassAccessScheme: proto, RequestURI: uri, RemoteAddr: ip}
+	// $http_host is the Host field as sent, not an absolute-form target's.
+	sentHost, _ := httpHost(req)
+	vars := urltemplate.RequestVars{Host: host, HTTPHost: sentHost, BestHTTPHost: r.redirectHost(req), Scheme: scheme, PassAccessScheme: proto, RequestURI: uri, RemoteAddr: ip}
 	method := x.Method
 	if method == "" {
 		method = http.MethodGet

@@ -41,7 +41,8 @@ func (v *authVars) value(x vars.Ref) string {
 	case vars.Host:
 		return v.host
 	case vars.HTTPHost:
-		return req.Host
+		h, _ := httpHost(req)
+		return h
 	case vars.RequestURI:
 		return receivedTarget(req)
 	case vars.URI:

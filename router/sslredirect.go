@@ -157,7 +157,7 @@ func httpsLocation(rawHost, port, path, query string, hasQuery, preserveSlash bo
 // redirectHost is the host the HTTPS redirect names, as ingress-nginx's
 // $best_http_host: where forwarded headers are trusted, the first value of
 // X-Forwarded-Host the load balancer set (the name the client used), else
-// the Host header.
+// the Host field as sent (bestHost), beside an absolute-form target too.
 func (r *Router) redirectHost(req *http.Request) string {
 	if r.live.Load().trustForwardedProto {
 		if v := req.Header["X-Forwarded-Host"]; len(v) > 0 {
@@ -166,7 +166,7 @@ func (r *Router) redirectHost(req *http.Request) string {
 			}
 		}
 	}
-	return req.Host
+	return bestHost(req)
 }
 
 // hostWithoutPort returns the Host header's name as sent, without a port:

@@ -1,0 +1,47 @@
+package router
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The HTTPS redirect names ingress-nginx's $best_http_host without its
+// port (lua_ingress.lua's redirect_host): $http_host, the Host field as
+// sent beside an absolute-form target too, or else $host, the target's.
+func TestSSLRedirectHostAbsoluteForm(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{})
+	t.Cleanup(r.CloseIdleConnections)
+	r.Publish(redirectTable(addr))
+	send := serveH1(t, r)
+	for _, c := range []struct{ head, want string }{
+		{fmt.Sprintf(absWithHost, "/api/x?a=1"), "https://b.example/api/x?a=1"},
+		{fmt.Sprintf(absWithoutHost, "/api/x?a=1"), "https://shop.example.com/api/x?a=1"},
+	} {
+		res := send(c.head)
+		require.Equal(t, 308, res.StatusCode, c.head)
+		assert.Equal(t, c.want, res.Header.Get("Location"), c.head)
+	}
+}
+
+// $best_http_host in an auth URL is $http_host, the Host field as sent
+// beside an absolute-form target too, or else $host.
+func TestExternalAuthBestHTTPHostAbsoluteForm(t *testing.T) {
+	svc := newAuthService(t)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok?b=$best_http_host", nil))
+	t.Cleanup(r.CloseIdleConnections)
+	send := serveH1(t, r)
+	for _, c := range []struct{ head, want string }{
+		{fmt.Sprintf(absWithHost, "/app/page"), "b.example:81"},
+		{fmt.Sprintf(absWithoutHost, "/app/page"), "shop.example.com"},
+	} {
+		res := send(c.head)
+		require.Equal(t, 200, res.StatusCode, c.head)
+		got, _ := svc.request()
+		require.NotNil(t, got)
+		assert.Equal(t, c.want, got.URL.Query().Get("b"), c.head)
+	}
+}

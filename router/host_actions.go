@@ -80,7 +80,8 @@ func (r *Router) redirectAction(req *http.Request, res match.Result, host, path,
 		loc := twin + "://" + h.WWWTo + ":" + r.redirectPort(req, twin) + uri
 		return redirectAnswer(r.live.Load().redirectCode, ReasonWWWRedirect, loc), loc, true, true
 	case h != nil && h.AppRoot != "" && clean == "/" && appRoot:
-		hostPort, ok := hostAsSent(req.Host)
+		sent, _ := httpHost(req)
+		hostPort, ok := hostAsSent(sent)
 		if !ok {
 			return ansNoHostToRedirect, "", false, true
 		}

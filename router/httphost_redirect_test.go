@@ -45,3 +45,27 @@ func TestExternalAuthBestHTTPHostAbsoluteForm(t *testing.T) {
 		assert.Equal(t, c.want, got.URL.Query().Get("b"), c.head)
 	}
 }
+
+// app-root is ingress-nginx's "return 302 $scheme://$http_host<app-root>":
+// the Host field as sent beside an absolute-form target, not the
+// target's host; without a Host field there is no host to redirect with,
+// as for any request without one.
+func TestAppRootHostAbsoluteForm(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{})
+	t.Cleanup(r.CloseIdleConnections)
+	r.Publish(redirectActionTable(addr))
+	send := serveH1(t, r)
+	for _, c := range []struct {
+		head string
+		code int
+		want string
+	}{
+		{fmt.Sprintf(absWithHost, "/"), 302, "http://b.example:81/app"},
+		{fmt.Sprintf(absWithoutHost, "/"), 400, ""},
+	} {
+		res := send(c.head)
+		require.Equal(t, c.code, res.StatusCode, c.head)
+		assert.Equal(t, c.want, res.Header.Get("Location"), c.head)
+	}
+}

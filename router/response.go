@@ -395,7 +395,9 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 	// The @custom_ location propagates no trace context: the client's
 	// trace headers go as received.
 	s.trace.clientContext(out.Header, false)
-	out.Host = req.Host
+	// $best_http_host: the Host field as sent, not an absolute-form
+	// target's host.
+	out.Host = bestHost(req)
 	src := s.d.src
 	ns, ing := "", ""
 	if src != nil {

@@ -226,9 +226,11 @@ func answersBefore(d *decision, st *step) bool {
 // location. The location's variables are empty where no host matched.
 func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) *match.SnippetRequest {
 	clean, _ := match.NormalizePath(beforeFragment(d.path))
+	// $http_host is the Host field as sent, not an absolute-form target's.
+	sent, _ := httpHost(req)
 	sr := &match.SnippetRequest{
 		Host: d.host, URI: clean, RequestURI: vars.RequestURIOf(req.RequestURI), Args: d.query, Scheme: connScheme(req),
-		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header, HTTPHost: req.Host,
+		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header, HTTPHost: sent,
 		UnderscoreNames: r.live.Load().headers.underscoreNames(), Relocated: relocated,
 	}
 	res := d.res

@@ -99,10 +99,15 @@ func (hs *headerSettings) invalidName(k string) bool {
 // ("X_User" for $http_x_user), which nginx otherwise drops as it reads
 // the request.
 func (hs *headerSettings) httpVariable(req *http.Request, name string) (string, bool) {
-	if hs.underscoreNames() {
-		return vars.HeaderSpellings(req.Header, req.Host, name)
+	// Host is the field as sent (httpHost), beside an absolute-form target too.
+	host := req.Host
+	if name == "Host" {
+		host, _ = httpHost(req)
 	}
-	return vars.Header(req.Header, req.Host, name)
+	if hs.underscoreNames() {
+		return vars.HeaderSpellings(req.Header, host, name)
+	}
+	return vars.Header(req.Header, host, name)
 }
 
 // underscoreNames reports that nginx keeps request header names with '_'.

@@ -237,8 +237,10 @@ func (r *Router) forward(s *requestState) {
 	case x.realIP != "" && x.key != "" && k.IsRemoteAddr():
 		// nginx's $remote_addr is the client the realip rules found.
 		x.key = x.realIP
-	case k.Header() != "" && s.bal.Algorithm() == balance.Hash && x.headers().underscoreNames():
-		// nginx's $http_<name> reads the '_' spellings it keeps too.
+	case k.Header() != "" && s.bal.Algorithm() == balance.Hash && (x.headers().underscoreNames() || k.Header() == "Host"):
+		// nginx's $http_<name> reads the '_' spellings it keeps too, and
+		// $http_host the Host field as sent, not an absolute-form
+		// target's host.
 		x.key, _ = x.headers().httpVariable(req, k.Header())
 	}
 	if !x.pick() {

@@ -17,6 +17,7 @@ import (
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // The ConfigMap's log-format-upstream and log-format-escape-json: the
@@ -267,7 +268,18 @@ var nginxLogPrefixes = map[string]func(name string, underscoreNames bool) nginxL
 			if r.Request == nil {
 				return ""
 			}
-			v, _ := read(r.Request.Header, r.Request.Host, h)
+			host := r.Request.Host
+			if h == "Host" {
+				// An absolute-form target's host is Request.Host ($host);
+				// $http_host is the Host field as sent, or nothing.
+				if f, present, ok := h1.HostField(r.Request); ok {
+					if !present {
+						return ""
+					}
+					host = f
+				}
+			}
+			v, _ := read(r.Request.Header, host, h)
 			return v
 		}
 	},

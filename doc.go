@@ -1712,6 +1712,15 @@
 // $best_http_host the Host header, or a trusted X-Forwarded-Host's first
 // name.
 //
+// $http_host is the Host field as sent, port and case kept, empty without
+// one; beside an absolute-form target ("GET http://a.example/x" with
+// "Host: b.example:81") it is still that field, "b.example:81", while
+// $host is the target's host, "a.example", as in nginx. So are the
+// backend's Host and X-Forwarded-Host, the HTTPS redirect's and
+// app-root's host, and an auth subrequest's X-Original-URL. The field is
+// known when router/h1 read the request; under net/http's server,
+// Request.Host, the target's host, is all there is.
+//
 // A: auth-url, auth-signin, global-auth-url; C: auth-cache-key,
 // auth-proxy-set-headers; R: rewrite-target, x-forwarded-prefix; V:
 // upstream-vhost (build-time variables expanded per route, $host per

@@ -45,22 +45,7 @@ func TestKnownLengthBodySentAsItComes(t *testing.T) {
 				io.WriteString(c, "world")
 			})
 			c, br := h1EdgeDial(t, front(t, backend))
-			io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-			res, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatalf("the head did not come before the rest of the body: %v", err)
-			}
-			first := make([]byte, 5)
-			if _, err := io.ReadFull(res.Body, first); err != nil || string(first) != "hello" {
-				t.Fatalf("the first piece did not come before the rest: %q, %v", first, err)
-			}
-			close(release)
-			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			rest, err := io.ReadAll(res.Body)
-			if err != nil || string(rest) != "world" {
-				t.Fatalf("the rest: %q, %v", rest, err)
-			}
+			readInPieces(t, c, br, release, 2*time.Second)
 		})
 	}
 }

@@ -60,16 +60,7 @@ func piecesBackend(t *testing.T, cert *tls.Certificate, release <-chan struct{})
 // has the first piece.
 func TestTransportKnownLengthBodySentAsItComes(t *testing.T) {
 	cert := testCert(t, "backend.test")
-	for _, tc := range []struct {
-		name  string
-		o     Options
-		proto match.Protocol
-		tls   bool
-	}{
-		{"Options.Transport", Options{Transport: &http.Transport{}}, match.HTTP, false},
-		{"DefaultTransport", Options{Transport: DefaultTransport(Options{})}, match.HTTP, false},
-		{"proxy-ssl", Options{}, match.HTTPS, true},
-	} {
+	for _, tc := range netHTTPWaysOut() {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
 			var c *tls.Certificate
@@ -84,22 +75,7 @@ func TestTransportKnownLengthBodySentAsItComes(t *testing.T) {
 			}
 			r.Publish(table("p", vhost("", nil, rt)))
 			conn, br := h1EdgeDial(t, h1Front(t, r))
-			io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-			_ = conn.SetReadDeadline(time.Now().Add(3 * time.Second))
-			res, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatalf("the head did not come before the rest of the body: %v", err)
-			}
-			first := make([]byte, 5)
-			if _, err := io.ReadFull(res.Body, first); err != nil || string(first) != "hello" {
-				t.Fatalf("the first piece did not come before the rest: %q, %v", first, err)
-			}
-			close(release)
-			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-			rest, err := io.ReadAll(res.Body)
-			if err != nil || string(rest) != "world" {
-				t.Fatalf("the rest: %q, %v", rest, err)
-			}
+			readInPieces(t, conn, br, release, 3*time.Second)
 		})
 	}
 }
@@ -172,5 +148,46 @@ func TestGRPCKnownLengthBodySentAsItComes(t *testing.T) {
 				t.Fatalf("the rest: %q, %v", rest, err)
 			}
 		})
+	}
+}
+
+// wayOut is one of the router's net/http ways out to an HTTP/1.1 backend.
+type wayOut struct {
+	name  string
+	o     Options
+	proto match.Protocol
+	tls   bool
+}
+
+// netHTTPWaysOut: a Transport of the embedder's, DefaultTransport, and the
+// router's own for backend TLS settings (proxy-ssl-*).
+func netHTTPWaysOut() []wayOut {
+	return []wayOut{
+		{"Options.Transport", Options{Transport: &http.Transport{}}, match.HTTP, false},
+		{"DefaultTransport", Options{Transport: DefaultTransport(Options{})}, match.HTTP, false},
+		{"proxy-ssl", Options{}, match.HTTPS, true},
+	}
+}
+
+// readInPieces sends a GET on c and wants the answer's head and its first
+// piece, "hello", within wait, before it closes release (the backend
+// then sends the rest), and then the rest, "world".
+func readInPieces(t *testing.T, c net.Conn, br *bufio.Reader, release chan struct{}, wait time.Duration) {
+	t.Helper()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("the head did not come before the rest of the body: %v", err)
+	}
+	first := make([]byte, 5)
+	if _, err := io.ReadFull(res.Body, first); err != nil || string(first) != "hello" {
+		t.Fatalf("the first piece did not come before the rest: %q, %v", first, err)
+	}
+	close(release)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	rest, err := io.ReadAll(res.Body)
+	if err != nil || string(rest) != "world" {
+		t.Fatalf("the rest: %q, %v", rest, err)
 	}
 }

@@ -21,16 +21,7 @@ import (
 // sending the rest.
 func TestTransportStreamedBodySentAsItComes(t *testing.T) {
 	cert := testCert(t, "backend.test")
-	for _, tc := range []struct {
-		name  string
-		o     Options
-		proto match.Protocol
-		tls   bool
-	}{
-		{"Options.Transport", Options{Transport: &http.Transport{}}, match.HTTP, false},
-		{"DefaultTransport", Options{Transport: DefaultTransport(Options{})}, match.HTTP, false},
-		{"proxy-ssl", Options{}, match.HTTPS, true},
-	} {
+	for _, tc := range netHTTPWaysOut() {
 		t.Run(tc.name, func(t *testing.T) {
 			first := make(chan string, 1)
 			addr := rawServer(t, func(c net.Conn) {

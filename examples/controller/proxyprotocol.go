@@ -53,11 +53,7 @@ func (l firstReadListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	require := len(l.trusted) == 0
-	if peer := addrOf(c.RemoteAddr()); !require && peer.IsValid() {
-		require = slices.ContainsFunc(l.trusted, func(p netip.Prefix) bool { return p.Contains(peer) })
-	}
-	return &firstReadConn{Conn: c, require: require}, nil
+	return &firstReadConn{Conn: c, require: mustSendProxy(l.trusted, c.RemoteAddr())}, nil
 }
 
 // firstReadConn checks the first read's bytes, go-proxyproto's look for
@@ -121,18 +117,21 @@ func brokenProxyHeader(b []byte, require bool) error {
 
 func proxyPolicy(trusted []netip.Prefix) proxyproto.ConnPolicyFunc {
 	return func(o proxyproto.ConnPolicyOptions) (proxyproto.Policy, error) {
-		if len(trusted) == 0 {
+		if mustSendProxy(trusted, o.Upstream) {
 			return proxyproto.REQUIRE, nil
-		}
-		if peer := addrOf(o.Upstream); peer.IsValid() {
-			for _, p := range trusted {
-				if p.Contains(peer) {
-					return proxyproto.REQUIRE, nil
-				}
-			}
 		}
 		return proxyproto.IGNORE, nil
 	}
+}
+
+// mustSendProxy says whether peer must open with a PROXY header: every
+// peer without -proxy-real-ip-cidr, else a peer inside it.
+func mustSendProxy(trusted []netip.Prefix, peer net.Addr) bool {
+	if len(trusted) == 0 {
+		return true
+	}
+	a := addrOf(peer)
+	return a.IsValid() && slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // proxyPeerIsClient is an http.Server's ConnContext for a PROXY protocol

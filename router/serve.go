@@ -108,16 +108,17 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// out, panics included, once the exchange is over.
 	defer func() { s.ticket.release() }()
 	for i := 0; i < len(requestSteps); i++ {
-		st := requestSteps[i]
-		if st.decided {
-			// decide's answer, here at its place; nothing else to run.
-			if s.d.ans.status != 0 && s.d.at == st {
+		k := requestStepKinds[i]
+		if k == kindNone {
+			// A decided step: decide's answer, here at its place; nothing
+			// else to run.
+			if s.d.ans.status != 0 && s.d.at == requestSteps[i] {
 				r.answerDecided(&s)
 				return
 			}
 			continue
 		}
-		if r.run(st, &s) {
+		if r.runKind(k, &s) {
 			return
 		}
 		if s.relocated {

@@ -12,17 +12,20 @@ type copier struct {
 	src, dst *net.TCPConn
 	buf      []byte
 	off, end int
+	copyIO
 }
 
 func newCopier(dst, src *net.TCPConn) *copier {
-	return &copier{src: src, dst: dst, buf: make([]byte, 32<<10)}
+	c := &copier{src: src, dst: dst, buf: make([]byte, 32<<10)}
+	c.initIO()
+	return c
 }
 
 func (c *copier) buffered() int { return c.end - c.off }
 
 func (c *copier) fill() (int, error) {
 	for {
-		n, err := c.src.Read(c.buf)
+		n, err := c.read()
 		c.off, c.end = 0, n
 		switch {
 		case n > 0:
@@ -36,7 +39,7 @@ func (c *copier) fill() (int, error) {
 }
 
 func (c *copier) flush() (int, error) {
-	n, err := c.dst.Write(c.buf[c.off:c.end])
+	n, err := c.write(c.buf[c.off:c.end])
 	c.off += n
 	return n, err
 }

@@ -26,12 +26,20 @@ import (
 // GODEBUG=schedtrace), so that the syscalls counted (its Ps'
 // syscalltick) are its own: 256 MiB through it, at least 512 splices,
 // count as a handful of syscalls (accept, dial, shutdown, close).
+// The copy through user space (a direction without a full pipe) reads
+// and writes the same way: mode copy runs the proxy with the copier.
 func TestSpliceMovesOutsideTheSchedulersSyscalls(t *testing.T) {
+	for _, mode := range []string{"splice", "copy"} {
+		t.Run(mode, func(t *testing.T) { testMovesOutsideTheSchedulersSyscalls(t, mode) })
+	}
+}
+
+func testMovesOutsideTheSchedulersSyscalls(t *testing.T, mode string) {
 	sink, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
 	defer sink.Close()
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestSpliceSchedChild$")
-	cmd.Env = append(os.Environ(), "GODEBUG=schedtrace=10,scheddetail=1", "RAMJET_SPLICE_CHILD="+sink.Addr().String())
+	cmd.Env = append(os.Environ(), "GODEBUG=schedtrace=10,scheddetail=1", "RAMJET_SPLICE_CHILD="+sink.Addr().String(), "RAMJET_SPLICE_CHILD_MODE="+mode)
 	var trace bytes.Buffer
 	cmd.Stderr = &trace
 	stdout, err := cmd.StdoutPipe()
@@ -105,7 +113,16 @@ func TestSpliceSchedChild(t *testing.T) {
 	backend, err := net.DialTimeout("tcp", sink, 5*time.Second)
 	require.NoError(t, err)
 	defer backend.Close()
-	require.NoError(t, splice(client, backend.(*net.TCPConn), time.Minute, noCount, noCount))
+	if os.Getenv("RAMJET_SPLICE_CHILD_MODE") == "copy" {
+		// One direction, the client's bytes, through the copier.
+		p := &pipe{idle: time.Minute}
+		p.last.Store(time.Now().UnixNano())
+		b := backend.(*net.TCPConn)
+		require.NoError(t, p.move(newCopier(b, client), b, client, noCount))
+		client.Close()
+	} else {
+		require.NoError(t, splice(client, backend.(*net.TCPConn), time.Minute, noCount, noCount))
+	}
 	// Two schedtrace periods: the last block counts every splice.
 	time.Sleep(50 * time.Millisecond)
 }

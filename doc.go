@@ -886,7 +886,8 @@
 //     for a wildcard host (AnnotationRejected, §19).
 //   - app-root: on the whole host, a request whose normalized path is "/"
 //     answers 302 to <scheme>://<Host header as sent><app-root>, the query
-//     dropped, before any route (nginx's server-level "if ($uri = /)"); a
+//     dropped, before any route (nginx's server-level "if ($uri = /)"); an
+//     HTTP/1.0 request without a Host field gets nginx's "http:///app"; a
 //     configuration-snippet's rewrite to "/" is not redirected, as nginx
 //     searches the location again without the server's rewrite phase.
 //     When Ingresses on one host disagree, the one whose location comes

@@ -23,7 +23,8 @@ import (
 //     protocol header naming port 443 does not make it https there).
 //   - app-root: a request whose normalized path is "/" answers 302 to
 //     <scheme>://<Host header as sent><app-root> (nginx's "$scheme://$http_host"),
-//     from the server's rewrite phase, before any location.
+//     from the server's rewrite phase, before any location; with no Host
+//     field at all (HTTP/1.0) the host part is empty, as nginx's.
 //   - permanent-redirect and temporal-redirect: the matched route's (or,
 //     when no route matched, the host creator's) "return <code> <url>": the
 //     URL as written, made absolute with <scheme>://<host> when it starts
@@ -80,12 +81,16 @@ func (r *Router) redirectAction(req *http.Request, res match.Result, host, path,
 		loc := twin + "://" + h.WWWTo + ":" + r.redirectPort(req, twin) + uri
 		return redirectAnswer(r.live.Load().redirectCode, ReasonWWWRedirect, loc), loc, true, true
 	case h != nil && h.AppRoot != "" && clean == "/" && appRoot:
-		sent, _ := httpHost(req)
-		hostPort, ok := hostAsSent(sent)
-		if !ok {
-			return ansNoHostToRedirect, "", false, true
+		// An absent Host field (HTTP/1.0) is an empty $http_host: nginx
+		// sends "http:///app" then.
+		sent, present := httpHost(req)
+		if present {
+			var ok bool
+			if sent, ok = hostAsSent(sent); !ok {
+				return ansNoHostToRedirect, "", false, true
+			}
 		}
-		loc := scheme + "://" + hostPort + h.AppRoot
+		loc := scheme + "://" + sent + h.AppRoot
 		return redirectAnswer(http.StatusFound, ReasonAppRoot, loc), loc, false, true
 	case rd != nil:
 		loc := rd.URL

@@ -2,10 +2,13 @@ package router
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // The HTTPS redirect names ingress-nginx's $best_http_host without its
@@ -48,13 +51,18 @@ func TestExternalAuthBestHTTPHostAbsoluteForm(t *testing.T) {
 
 // app-root is ingress-nginx's "return 302 $scheme://$http_host<app-root>":
 // the Host field as sent beside an absolute-form target, not the
-// target's host; without a Host field there is no host to redirect with,
-// as for any request without one.
+// target's host. Without a Host field (HTTP/1.0) $http_host is empty and
+// nginx 1.22 sends "Location: http:///app", to the absolute-form target's
+// server and to the catch-all's alike.
 func TestAppRootHostAbsoluteForm(t *testing.T) {
 	_, addr := echoBackend(t, "web")
 	r := newTestRouter(Options{})
 	t.Cleanup(r.CloseIdleConnections)
-	r.Publish(redirectActionTable(addr))
+	tbl := redirectActionTable(addr)
+	catchAll := vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))
+	catchAll.Actions = &match.HostActions{AppRoot: "/start"}
+	// First, so it replaces the empty catch-all tbl was given.
+	r.Publish(table("redirect-actions+catch-all", append([]*match.VirtualHost{catchAll}, slices.Collect(tbl.VirtualHosts())...)...))
 	send := serveH1(t, r)
 	for _, c := range []struct {
 		head string
@@ -62,7 +70,9 @@ func TestAppRootHostAbsoluteForm(t *testing.T) {
 		want string
 	}{
 		{fmt.Sprintf(absWithHost, "/"), 302, "http://b.example:81/app"},
-		{fmt.Sprintf(absWithoutHost, "/"), 400, ""},
+		{fmt.Sprintf(absWithoutHost, "/"), 302, "http:///app"},
+		{"GET / HTTP/1.0\r\n", 302, "http:///start"},
+		{"GET /x HTTP/1.0\r\n", 200, ""},
 	} {
 		res := send(c.head)
 		require.Equal(t, c.code, res.StatusCode, c.head)

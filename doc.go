@@ -1004,8 +1004,11 @@
 // $service_port (the Service and port as the path declares them, the
 // port's number or else its name; for the host's default location,
 // spec.defaultBackend's), expanded route by route when the table is built,
-// and $host, the request's host in lower case without its port, expanded
-// per request. A value that is no Host header once expanded (a port name
+// and $host, the request's host in lower case without its port, and
+// $http_host, the Host field as sent (its case and port kept), expanded
+// per request; one that expands to nothing ($http_host without a Host
+// field) keeps the client's Host, where nginx would send no Host field.
+// A value that is no Host header once expanded (a port name
 // after ':') is AnnotationRejected for that path; any other variable is
 // AnnotationRejected. x-forwarded-prefix sets X-Forwarded-Prefix, replacing the
 // client's, and may use the same captures as rewrite-target; with
@@ -1680,7 +1683,7 @@
 //
 //	variable                       known          places
 //	$host                          per request    A R V M S H C L
-//	$http_host                     per request    A S H C
+//	$http_host                     per request    A V S H C
 //	$best_http_host                per request    A
 //	$server_name                   per request    S H L
 //	$scheme                        per request    A R M S H C L
@@ -1724,8 +1727,8 @@
 //
 // A: auth-url, auth-signin, global-auth-url; C: auth-cache-key,
 // auth-proxy-set-headers; R: rewrite-target, x-forwarded-prefix; V:
-// upstream-vhost (build-time variables expanded per route, $host per
-// request); M: mirror-target's path; S: snippets' values and if
+// upstream-vhost (build-time variables expanded per route, $host and
+// $http_host per request); M: mirror-target's path; S: snippets' values and if
 // conditions; H: ConfigMap add-headers and proxy-set-headers values; L:
 // log-format-upstream (what the access log cannot fill is logged as "-").
 // The table and each place's list are match/vars.Table and the Places
@@ -2749,7 +2752,8 @@
 //   - nginx variables in rewrite-target, upstream-vhost or
 //     x-forwarded-prefix: any is expanded there; here only $1 to $9,
 //     $scheme and $host in a target or prefix, and $namespace,
-//     $service_name, $service_port and $host in upstream-vhost (§11.1);
+//     $service_name, $service_port, $host and $http_host in upstream-vhost
+//     (§11.1);
 //     the others are rejected (AnnotationRejected).
 //   - A rewrite-target that does not begin with "/" (such as "$1"): the
 //     rewritten URI is sent as is there, which is no path when the capture

@@ -200,7 +200,7 @@ func TestHTTPRouteRewrite(t *testing.T) {
 		got := res.Route.Rewrite.Apply(res.Route, tt.path, tt.query, "http", "h.test")
 		require.Equal(t, tt.target, got.Target, tt.path)
 		require.False(t, got.Redirect)
-		require.Equal(t, tt.host, res.Route.Rewrite.UpstreamHost("h.test"), tt.path)
+		require.Equal(t, tt.host, res.Route.Rewrite.UpstreamHost(match.HostVars{Host: "h.test"}), tt.path)
 	}
 	require.Equal(t, "404", served(tab, "h.test", "/bad"))
 }

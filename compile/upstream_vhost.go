@@ -17,18 +17,19 @@ import (
 // ingress-nginx sets in every location (nginx.tmpl: set $namespace ...,
 // from getIngressInformation: the Ingress's namespace and the Service
 // name and port as the path declares them, the port's number or else its
-// name), are expanded when the table is built, route by route; $host,
-// the request's, when the request is served (match.Rewrite.UpstreamHost).
+// name), are expanded when the table is built, route by route; the
+// request's $host and $http_host when the request is
+// served (match.Rewrite.UpstreamHost).
 
 // vhostPlace is where upstream-vhost reads its variables; vhostBuild
 // those expanded when the table is built.
 var (
-	vhostPlace = vars.Place{Name: "upstream-vhost", Vars: vars.Of(vars.Host, vars.ServiceName, vars.Namespace, vars.ServicePort)}
+	vhostPlace = vars.Place{Name: "upstream-vhost", Vars: vars.Of(vars.Host, vars.HTTPHost, vars.ServiceName, vars.Namespace, vars.ServicePort)}
 	vhostBuild = vars.Of(vars.ServiceName, vars.Namespace, vars.ServicePort)
 )
 
 // expandVhost replaces the build-time variables of an upstream-vhost
-// value; $host stays for the request. A value vhostPlace refuses is
+// value; the request's variables stay. A value vhostPlace refuses is
 // returned as it is (applyUpstreamVhost refused it already).
 func expandVhost(h, namespace, service, port string) string {
 	t, err := vhostPlace.Parse(h)
@@ -46,12 +47,13 @@ func expandVhost(h, namespace, service, port string) string {
 			b.WriteString(service)
 		case vars.ServicePort:
 			b.WriteString(port)
-		case vars.Host:
-			// Braced when a name byte follows, so it is read back as $host.
+		case vars.Host, vars.HTTPHost:
+			// Braced when a name byte follows, so it is read back as itself.
+			name := vars.Table[p.Ref.Var].Name
 			if i+1 < len(t) && t[i+1].Ref.Var == vars.None && isNameByte(t[i+1].Lit[0]) {
-				b.WriteString("${host}")
+				b.WriteString("${" + name + "}")
 			} else {
-				b.WriteString("$host")
+				b.WriteString("$" + name)
 			}
 		}
 	}

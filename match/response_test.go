@@ -59,18 +59,24 @@ func TestNewResponseChecks(t *testing.T) {
 	assert.False(t, r.Intercepts(500))
 }
 
-// $host expands per request, as nginx's $host; $hostname is another
-// variable and makes no Host.
+// $host and $http_host expand per request, as nginx's;
+// $hostname is another variable and makes no Host.
 func TestUpstreamHost(t *testing.T) {
-	rw, err := NewRewrite(Rewrite{Host: "$host.backend.local"})
+	hv := HostVars{Host: "shop.example.com", HTTPHost: "Shop.Example.com:81"}
+	for _, c := range []struct{ host, want string }{
+		{"$host.backend.local", "shop.example.com.backend.local"},
+		{"${host}:8080", "shop.example.com:8080"},
+		{"fixed.example", "fixed.example"},
+		{"$http_host", "Shop.Example.com:81"},
+		{"${http_host}.mesh", "Shop.Example.com:81.mesh"},
+	} {
+		rw, err := NewRewrite(Rewrite{Host: c.host})
+		require.NoError(t, err, c.host)
+		assert.Equal(t, c.want, rw.UpstreamHost(hv), c.host)
+	}
+	rw, err := NewRewrite(Rewrite{Host: "$http_host"})
 	require.NoError(t, err)
-	assert.Equal(t, "shop.example.com.backend.local", rw.UpstreamHost("shop.example.com"))
-	rw, err = NewRewrite(Rewrite{Host: "${host}:8080"})
-	require.NoError(t, err)
-	assert.Equal(t, "a.example:8080", rw.UpstreamHost("a.example"))
-	rw, err = NewRewrite(Rewrite{Host: "fixed.example"})
-	require.NoError(t, err)
-	assert.Equal(t, "fixed.example", rw.UpstreamHost("a.example"))
+	assert.Empty(t, rw.UpstreamHost(HostVars{Host: "a.example"}), "no Host field: the caller keeps the client's")
 	_, err = NewRewrite(Rewrite{Host: "$hostname.local"})
 	assert.Error(t, err)
 }

@@ -20,7 +20,8 @@ type Rewrite struct {
 	Syntax RewriteSyntax
 	// Host is the Host header the backend receives (upstream-vhost); ""
 	// keeps the client's. It may use $host (or ${host}), the request's
-	// host as nginx's $host is: lower case, without the port.
+	// host as nginx's $host is: lower case, without the port; and
+	// $http_host, the Host field as sent (HostVars).
 	Host string
 	// ForwardedPrefix is the X-Forwarded-Prefix header the backend receives
 	// when ForwardedPrefixSet (x-forwarded-prefix); it may refer to
@@ -31,7 +32,7 @@ type Rewrite struct {
 	target   urltemplate.Rewrite
 	prefix   urltemplate.Rewrite
 	redirect bool          // Target is an absolute URL: the answer is a 302 to it
-	hostVar  vars.Template // Host when it uses $host
+	hostVar  vars.Template // Host when it uses a variable
 	// ready: NewRewrite checked the fields and parsed the templates; New
 	// prepares a Rewrite written as a literal the same way.
 	ready bool
@@ -104,9 +105,9 @@ func NewRewrite(r Rewrite) (*Rewrite, error) {
 		out.prefix = t
 	}
 	if r.Host != "" {
-		// $host stands for a host name; any other "$" is no host.
+		// Each variable stands for a host name; any other "$" is no host.
 		t, err := upstreamHostPlace.Parse(r.Host)
-		if err != nil || !urltemplate.ValidHostHeader(expandHost(t, "h")) {
+		if err != nil || !urltemplate.ValidHostHeader(expandHost(t, HostVars{"h", "h"})) {
 			return nil, fmt.Errorf("upstream host %q is not a host name or address with an optional port", r.Host)
 		}
 		if out.hostVar = nil; !t.Literal() {
@@ -117,21 +118,33 @@ func NewRewrite(r Rewrite) (*Rewrite, error) {
 	return &out, nil
 }
 
-// UpstreamHost is the Host the backend receives for a request to host
-// (normalized, as nginx's $host): Host with $host expanded. It allocates
-// only when Host uses $host.
-func (rw *Rewrite) UpstreamHost(host string) string {
+// HostVars are a request's values of the variables an upstream Host may
+// use: $host (lower case, no port) and $http_host (the Host field as
+// sent, "" without one).
+type HostVars struct{ Host, HTTPHost string }
+
+// HostVaries reports whether the upstream Host uses a variable, so that
+// UpstreamHost needs the request's HostVars.
+func (rw *Rewrite) HostVaries() bool { return rw.hostVar != nil }
+
+// UpstreamHost is the Host the backend receives for a request whose
+// variables are v: Host with them expanded. It allocates only when Host
+// uses a variable. A value that expands to "" is "": nginx would send no
+// Host field at all, an HTTP/1.1 request backends refuse, so the caller
+// keeps the client's Host.
+func (rw *Rewrite) UpstreamHost(v HostVars) string {
 	if rw.hostVar == nil {
 		return rw.Host
 	}
-	return expandHost(rw.hostVar, host)
+	return expandHost(rw.hostVar, v)
 }
 
 // upstreamHostPlace is where the router expands an upstream Host: only
-// $host is left once compile expanded the build-time variables.
-var upstreamHostPlace = vars.Place{Name: "upstream-vhost", Vars: vars.Of(vars.Host)}
+// the request's host variables are left once compile expanded the
+// build-time ones.
+var upstreamHostPlace = vars.Place{Name: "upstream-vhost", Vars: vars.Of(vars.Host, vars.HTTPHost)}
 
-func expandHost(t vars.Template, host string) string {
+func expandHost(t vars.Template, v HostVars) string {
 	if t.Literal() {
 		if len(t) == 0 {
 			return ""
@@ -139,7 +152,12 @@ func expandHost(t vars.Template, host string) string {
 		return t[0].Lit
 	}
 	var b strings.Builder
-	t.Expand(&b, func(vars.Ref) string { return host })
+	t.Expand(&b, func(r vars.Ref) string {
+		if r.Var == vars.HTTPHost {
+			return v.HTTPHost
+		}
+		return v.Host
+	})
 	return b.String()
 }
 

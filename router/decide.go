@@ -364,7 +364,7 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		return
 	}
 	if loc.Rewrite != nil {
-		if d.act, d.ans, d.location = routeActionOf(&d.res, loc.Rewrite, d.host, clean, d.query, d.proto); d.ans.status != 0 {
+		if d.act, d.ans, d.location = routeActionOf(req, &d.res, loc.Rewrite, d.host, clean, d.query, d.proto); d.ans.status != 0 {
 			d.plain = d.location != ""
 			return
 		}

@@ -17,7 +17,9 @@ import (
 //     absolute URL answers 302 to it instead, as nginx's rewrite does,
 //     before any HTTPS redirect: nginx runs the location's rewrite first.
 //   - upstream-vhost replaces the Host the backend receives;
-//     X-Forwarded-Host still carries the client's.
+//     X-Forwarded-Host still carries the client's. One that expands to ""
+//     ($http_host without a Host field) keeps the client's: nginx would
+//     send no Host field, which an HTTP/1.1 backend refuses.
 //   - x-forwarded-prefix sets X-Forwarded-Prefix, replacing the client's;
 //     one whose captures leave it empty removes it.
 //   - A target or prefix that would be longer than match.MaxRewriteTarget
@@ -60,7 +62,7 @@ type routeAction struct {
 // location its Location: a redirect, or a 500 when what it would build is
 // over match.MaxRewriteTarget. It writes nothing: decide calls it, so
 // Lookup reports the answer too.
-func routeActionOf(res *match.Result, rw *match.Rewrite, host, clean, query, proto string) (a routeAction, ans answer, location string) {
+func routeActionOf(req *http.Request, res *match.Result, rw *match.Rewrite, host, clean, query, proto string) (a routeAction, ans answer, location string) {
 	out := rw.Apply(res.Route, clean, query, proto, host)
 	switch {
 	case out.Overflow:
@@ -68,7 +70,12 @@ func routeActionOf(res *match.Result, rw *match.Rewrite, host, clean, query, pro
 	case out.Redirect:
 		return a, ansRewriteRedirect, out.Target
 	}
-	return routeAction{target: out.Target, host: rw.UpstreamHost(host), prefix: out.Prefix, prefixSet: out.PrefixSet}, ans, ""
+	var hv match.HostVars
+	if rw.HostVaries() {
+		sent, _ := httpHost(req)
+		hv = match.HostVars{Host: host, HTTPHost: sent}
+	}
+	return routeAction{target: out.Target, host: rw.UpstreamHost(hv), prefix: out.Prefix, prefixSet: out.PrefixSet}, ans, ""
 }
 
 // apply puts the action into the exchange: the target both upstream paths

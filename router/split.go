@@ -156,7 +156,7 @@ func (r *Router) backendRewrite(s *requestState, rw *match.Rewrite) bool {
 	if err != nil {
 		return false // decide answered such a path already
 	}
-	act, a, _ := routeActionOf(&s.d.res, rw, s.d.host, clean, s.d.query, s.d.proto)
+	act, a, _ := routeActionOf(s.req, &s.d.res, rw, s.d.host, clean, s.d.query, s.d.proto)
 	if a.status != 0 {
 		r.refuse(s, a)
 		return true

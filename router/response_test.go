@@ -228,20 +228,24 @@ func TestMirrorNeverDelays(t *testing.T) {
 	})
 	_, webAddr := echoBackend(t, "web")
 	web := httpBackend("prod/web:80", webAddr)
-	r := newTestRouter(Options{ReadTimeout: 2 * time.Second})
+	// A request that waited for its copy would take the copy's whole
+	// bound, at least ReadTimeout: each request is measured against that,
+	// not against a time the machine must be quiet to keep.
+	const readTimeout = 10 * time.Second
+	r := newTestRouter(Options{ReadTimeout: readTimeout})
 	t.Cleanup(r.CloseIdleConnections)
 	r.Publish(responseTable(web, &match.Response{Mirror: &match.Mirror{Target: "http://" + hang + "$request_uri", Host: "m"}}))
 
 	const n = MirrorInFlight + 20
-	start := time.Now()
 	peak := int64(0)
-	for range n {
+	for i := range n {
+		start := time.Now()
 		res := serve(r, http.MethodGet, "app.example.com", "/", nil)
 		require.Equal(t, http.StatusOK, res.StatusCode)
 		require.Equal(t, "web\n", body(t, res))
+		require.Less(t, time.Since(start), readTimeout, "request %d waited for its hanging mirror", i)
 		peak = max(peak, r.mirrors.inFlight.Load())
 	}
-	assert.Less(t, time.Since(start), time.Second, "%d requests with a hanging mirror", n)
 	assert.LessOrEqual(t, peak, int64(MirrorInFlight))
 	assert.GreaterOrEqual(t, r.Stats().MirrorsDropped, uint64(n-MirrorInFlight))
 	close(release)

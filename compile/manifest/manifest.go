@@ -5,7 +5,8 @@
 // Ingress of an old API version, a kind its API version does not have) and lenient about everything ramjet does
 // not read (skipped, and listed so the caller can show it). A document the
 // API server could never take (over 3 MiB; the items of a List or a typed List each) is an
-// error and is not parsed.
+// error and is not parsed, and so is an object whose annotations it refuses (a key that is
+// not a qualified name, over 256 KiB in all).
 //
 // Every problem is an *Error naming the file, document, line, object and
 // field, so callers read fields rather than parse messages.
@@ -38,6 +39,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"ramjet.dev/ramjet/compile"
@@ -982,6 +985,10 @@ func (d *decoder) add(pos Position, decoded runtime.Object) {
 		d.fail(pos, object{kind: gvk.Kind}, "metadata.name", errors.New("metadata.name is required"))
 		return
 	}
+	if err := refusedAnnotations(accessor.GetAnnotations()); err != nil {
+		d.fail(pos, obj, "metadata.annotations", err)
+		return
+	}
 	if first, dup := d.seen[obj]; dup {
 		d.errs = append(d.errs, &Error{
 			Position: pos, Kind: obj.kind, Namespace: obj.namespace, Name: obj.name,
@@ -1007,4 +1014,30 @@ func (d *decoder) add(pos Position, decoded runtime.Object) {
 	if err := d.snap.Add(decoded); err != nil {
 		d.fail(pos, obj, "", err)
 	}
+}
+
+// maxAnnotationBytes is the most the API server takes in an object's
+// annotations, keys and values together.
+const maxAnnotationBytes = 256 << 10
+
+// refusedAnnotations is the API server's refusal of annotations it would
+// not store (a key that is not a qualified name, any case; over
+// maxAnnotationBytes in all), in its words and in key order, or nil.
+func refusedAnnotations(annotations map[string]string) error {
+	path := field.NewPath("metadata", "annotations")
+	var errs field.ErrorList
+	size := 0
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		size += len(k) + len(annotations[k])
+		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
+			errs = append(errs, field.Invalid(path, k, msg))
+		}
+	}
+	if size > maxAnnotationBytes {
+		errs = append(errs, field.TooLong(path, "", maxAnnotationBytes))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: not read, as the API server refuses it", errs.ToAggregate())
 }

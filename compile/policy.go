@@ -217,7 +217,13 @@ func applyLimit(field func(*policyValues) *limitValue) func(v *annotationValues,
 		switch {
 		case err != nil:
 			*l = limitValue{broken: true}
-			return fmt.Errorf("%s %q is not a whole number; the location refuses every request (503) until it is fixed", key, value)
+			err := fmt.Errorf("%s %q is not a whole number; the location refuses every request (503) until it is fixed", key, value)
+			if strings.HasPrefix(key, NginxPrefix) {
+				// Requests no longer reach the backend; ingress-nginx's
+				// ValidateInt fails, which drops the Ingress there.
+				return ratedError{fmt.Errorf("%w, where ingress-nginx ignores the whole Ingress", err), TrafficMoves}
+			}
+			return err
 		case n < 0:
 			*l = limitValue{}
 			return fmt.Errorf("%s %q is negative; no limit applies, as in ingress-nginx", key, value)

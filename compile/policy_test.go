@@ -318,3 +318,18 @@ func TestEmptyLimitIsAbsent(t *testing.T) {
 		require.Equal(t, 60, rl.RPM, key)
 	}
 }
+
+// A limit-rps, limit-rpm or limit-connections that is not a whole number
+// closes the location (503 to every request). Requests there no longer
+// reach the backend, and ingress-nginx's validation ignores the whole
+// Ingress over such a value (ValidateInt, a validation error): so the
+// warning moves traffic and says what ingress-nginx does.
+func TestBrokenLimitMovesTraffic(t *testing.T) {
+	for _, key := range []string{"limit-rps", "limit-rpm", "limit-connections"} {
+		_, ws := compileOK(t, protocolSnapshot(NginxPrefix+key, "ten", "kubernetes.io/ingress.class", "ramjet"), Options{})
+		require.Len(t, ws, 1, key)
+		require.Equal(t, AnnotationRejected, ws[0].Reason, key)
+		require.Equal(t, TrafficMoves, ws[0].Severity(), ws[0].Message)
+		require.Equal(t, NginxPrefix+key+` "ten" is not a whole number; the location refuses every request (503) until it is fixed, where ingress-nginx ignores the whole Ingress`, ws[0].Message)
+	}
+}
